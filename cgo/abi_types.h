@@ -1,0 +1,153 @@
+// Types, enums and structs of the llama.cpp / ggml C API subset agentrl uses,
+// mirroring the pinned ABI (see abi.h).
+#ifndef AGENTRL_ABI_TYPES_H
+#define AGENTRL_ABI_TYPES_H
+
+#include <stdbool.h>
+#include <stddef.h>
+#include <stdint.h>
+
+// ---- ggml.h ----
+enum ggml_type {
+    GGML_TYPE_F32  = 0,
+    GGML_TYPE_F16  = 1,
+    GGML_TYPE_Q8_0 = 8,
+    GGML_TYPE_BF16 = 30,
+};
+
+enum ggml_log_level {
+    GGML_LOG_LEVEL_NONE  = 0,
+    GGML_LOG_LEVEL_DEBUG = 1,
+    GGML_LOG_LEVEL_INFO  = 2,
+    GGML_LOG_LEVEL_WARN  = 3,
+    GGML_LOG_LEVEL_ERROR = 4,
+    GGML_LOG_LEVEL_CONT  = 5,
+};
+
+struct ggml_tensor;
+typedef bool (*ggml_abort_callback)(void * data);
+typedef void (*ggml_log_callback)(enum ggml_log_level level, const char * text, void * user_data);
+
+// ---- ggml-backend.h ----
+typedef struct ggml_backend_device * ggml_backend_dev_t;
+typedef struct ggml_backend_reg * ggml_backend_reg_t;
+typedef struct ggml_backend_buffer_type * ggml_backend_buffer_type_t;
+typedef bool (*ggml_backend_sched_eval_callback)(struct ggml_tensor * t, bool ask, void * user_data);
+
+enum ggml_backend_dev_type {
+    GGML_BACKEND_DEVICE_TYPE_CPU   = 0,
+    GGML_BACKEND_DEVICE_TYPE_GPU   = 1,
+    GGML_BACKEND_DEVICE_TYPE_IGPU  = 2,
+    GGML_BACKEND_DEVICE_TYPE_ACCEL = 3,
+};
+
+
+// ---- llama.h ----
+typedef int32_t llama_pos;
+typedef int32_t llama_token;
+typedef int32_t llama_seq_id;
+
+struct llama_vocab;
+struct llama_model;
+struct llama_context;
+struct llama_adapter_lora;
+typedef struct llama_memory_i * llama_memory_t;
+struct llama_model_tensor_buft_override;
+struct llama_model_kv_override;
+
+enum llama_split_mode {
+    LLAMA_SPLIT_MODE_NONE  = 0,
+    LLAMA_SPLIT_MODE_LAYER = 1,
+    LLAMA_SPLIT_MODE_ROW   = 2,
+};
+
+enum llama_rope_scaling_type {
+    LLAMA_ROPE_SCALING_TYPE_UNSPECIFIED = -1,
+};
+
+enum llama_pooling_type {
+    LLAMA_POOLING_TYPE_UNSPECIFIED = -1,
+    LLAMA_POOLING_TYPE_NONE        = 0,
+};
+
+enum llama_attention_type {
+    LLAMA_ATTENTION_TYPE_UNSPECIFIED = -1,
+    LLAMA_ATTENTION_TYPE_CAUSAL      = 0,
+};
+
+enum llama_flash_attn_type {
+    LLAMA_FLASH_ATTN_TYPE_AUTO     = -1,
+    LLAMA_FLASH_ATTN_TYPE_DISABLED = 0,
+    LLAMA_FLASH_ATTN_TYPE_ENABLED  = 1,
+};
+
+typedef bool (*llama_progress_callback)(float progress, void * user_data);
+
+struct llama_model_params {
+    ggml_backend_dev_t * devices;
+    const struct llama_model_tensor_buft_override * tensor_buft_overrides;
+    int32_t n_gpu_layers;
+    enum llama_split_mode split_mode;
+    int32_t main_gpu;
+    const float * tensor_split;
+    llama_progress_callback progress_callback;
+    void * progress_callback_user_data;
+    const struct llama_model_kv_override * kv_overrides;
+    bool vocab_only;
+    bool use_mmap;
+    bool use_mlock;
+    bool check_tensors;
+    bool use_extra_bufts;
+    bool no_host;
+    bool no_alloc;
+};
+
+struct llama_context_params {
+    uint32_t n_ctx;
+    uint32_t n_batch;
+    uint32_t n_ubatch;
+    uint32_t n_seq_max;
+    int32_t  n_threads;
+    int32_t  n_threads_batch;
+    enum llama_rope_scaling_type rope_scaling_type;
+    enum llama_pooling_type      pooling_type;
+    enum llama_attention_type    attention_type;
+    enum llama_flash_attn_type   flash_attn_type;
+    float    rope_freq_base;
+    float    rope_freq_scale;
+    float    yarn_ext_factor;
+    float    yarn_attn_factor;
+    float    yarn_beta_fast;
+    float    yarn_beta_slow;
+    uint32_t yarn_orig_ctx;
+    float    defrag_thold;
+    ggml_backend_sched_eval_callback cb_eval;
+    void * cb_eval_user_data;
+    enum ggml_type type_k;
+    enum ggml_type type_v;
+    ggml_abort_callback abort_callback;
+    void *              abort_callback_data;
+    bool embeddings;
+    bool offload_kqv;
+    bool no_perf;
+    bool op_offload;
+    bool swa_full;
+    bool kv_unified;
+};
+
+typedef struct llama_batch {
+    int32_t n_tokens;
+    llama_token  *  token;
+    float        *  embd;
+    llama_pos    *  pos;
+    int32_t      *  n_seq_id;
+    llama_seq_id ** seq_id;
+    int8_t       *  logits;
+} llama_batch;
+
+typedef struct llama_chat_message {
+    const char * role;
+    const char * content;
+} llama_chat_message;
+
+#endif

@@ -1,0 +1,62 @@
+package cgo
+
+/*
+#include <stdlib.h>
+#include "abi.h"
+*/
+import "C"
+
+import "unsafe"
+
+// Device is a compute device ggml found (CPU, GPU, ...).
+type Device struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	Type        string `json:"type"` // cpu, gpu, igpu or accel
+	Backend     string `json:"backend"`
+	MemoryFree  uint64 `json:"memory_free"`
+	MemoryTotal uint64 `json:"memory_total"`
+}
+
+// Devices lists the devices of every registered backend.
+func Devices() []Device {
+	Init()
+	n := int(C.ggml_backend_dev_count())
+	devs := make([]Device, 0, n)
+	for i := 0; i < n; i++ {
+		d := C.ggml_backend_dev_get(C.size_t(i))
+		var free, total C.size_t
+		C.ggml_backend_dev_memory(d, &free, &total)
+		devs = append(devs, Device{
+			Name:        C.GoString(C.ggml_backend_dev_name(d)),
+			Description: C.GoString(C.ggml_backend_dev_description(d)),
+			Type:        deviceTypeName(C.ggml_backend_dev_type(d)),
+			Backend:     C.GoString(C.ggml_backend_reg_name(C.ggml_backend_dev_backend_reg(d))),
+			MemoryFree:  uint64(free),
+			MemoryTotal: uint64(total),
+		})
+	}
+	return devs
+}
+
+func deviceTypeName(t C.enum_ggml_backend_dev_type) string {
+	switch t {
+	case C.GGML_BACKEND_DEVICE_TYPE_CPU:
+		return "cpu"
+	case C.GGML_BACKEND_DEVICE_TYPE_GPU:
+		return "gpu"
+	case C.GGML_BACKEND_DEVICE_TYPE_IGPU:
+		return "igpu"
+	default:
+		return "accel"
+	}
+}
+
+// LoadBackends loads every ggml backend library (libggml-cuda.so, ...) found
+// in dir, so that its devices appear in Devices.
+func LoadBackends(dir string) {
+	Init()
+	cdir := C.CString(dir)
+	defer C.free(unsafe.Pointer(cdir))
+	C.ggml_backend_load_all_from_path(cdir)
+}

@@ -1,0 +1,46 @@
+// Command agentrl trains LLM agents with NLAC and StepAgent on llama.cpp.
+//
+// The command is thin: it parses flags, builds configurations and calls the
+// packages that do the work. Errors go to stderr with a non-zero exit.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+
+	"github.com/urfave/cli/v2"
+)
+
+// version is set at link time by the Makefile (-X main.version=...).
+var version = "dev"
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	app := newApp()
+	if err := app.RunContext(ctx, os.Args); err != nil {
+		fmt.Fprintf(os.Stderr, "agentrl: %v\n", err)
+		var exit cli.ExitCoder
+		if errors.As(err, &exit) && exit.ExitCode() != 0 {
+			os.Exit(exit.ExitCode())
+		}
+		os.Exit(1)
+	}
+}
+
+func newApp() *cli.App {
+	return &cli.App{
+		Name:    "agentrl",
+		Usage:   "train LLM agents with NLAC and StepAgent on llama.cpp",
+		Version: version,
+		// Errors are printed once, by main.
+		ExitErrHandler: func(*cli.Context, error) {},
+		Commands: []*cli.Command{
+			versionCommand(),
+		},
+	}
+}
