@@ -41,6 +41,7 @@ uint32_t llama_n_ctx_seq(const struct llama_context * ctx);
 uint32_t llama_n_seq_max(const struct llama_context * ctx);
 uint32_t llama_n_batch(const struct llama_context * ctx);
 llama_memory_t llama_get_memory(const struct llama_context * ctx);
+void llama_set_embeddings(struct llama_context * ctx, bool embeddings);
 void llama_set_abort_callback(struct llama_context * ctx, ggml_abort_callback abort_callback, void * abort_callback_data);
 struct llama_adapter_lora * llama_adapter_lora_init(struct llama_model * model, const char * path_lora);
 int32_t llama_adapter_meta_val_str(const struct llama_adapter_lora * adapter, const char * key, char * buf, size_t buf_size);

@@ -61,9 +61,10 @@ func NewContext(model *Model, p ContextParams) (*Context, error) {
 	params.flash_attn_type = C.enum_llama_flash_attn_type(p.FlashAttn)
 	params.kv_unified = C.bool(p.KVUnified)
 	params.no_perf = true
+	takeLastError()
 	c := C.llama_init_from_model(model.c, params)
 	if c == nil {
-		return nil, errors.New("llama.cpp could not create the context (out of memory or invalid parameters; run with --verbose for its log)")
+		return nil, errors.New(withLastError("llama.cpp could not create the context"))
 	}
 	abort := (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
 	C.install_abort(c, abort)
@@ -111,9 +112,9 @@ func (x *Context) Decode(b *Batch) error {
 	}
 }
 
-// Logits returns the logits of the i-th output of the last Decode (outputs
-// are numbered in batch order among tokens with logits requested). The slice
-// points into llama.cpp's buffer and is valid until the next Decode.
+// Logits returns the logits computed for the i-th token of the last decoded
+// batch, which must have requested them (llama.cpp aborts otherwise). The
+// slice points into llama.cpp's buffer and is valid until the next Decode.
 func (x *Context) Logits(i int) []float32 {
 	p := C.llama_get_logits_ith(x.c, C.int32_t(i))
 	if p == nil {
@@ -155,6 +156,13 @@ func (x *Context) RemoveAdapter(a *Adapter) bool { return C.llama_rm_adapter_lor
 
 // ClearAdapters deactivates every adapter.
 func (x *Context) ClearAdapters() { C.llama_clear_adapter_lora(x.c) }
+
+// SetEmbeddings makes Decode also extract embeddings. The engine uses it
+// to force a graph rebuild: the pinned llama.cpp reuses the previous compute
+// graph when only the active adapters changed (it compares the address of
+// the adapter map, not its contents), so an adapter switch alone would be
+// ignored.
+func (x *Context) SetEmbeddings(on bool) { C.llama_set_embeddings(x.c, C.bool(on)) }
 
 // Batch is a llama_batch in C memory, filled from Go without cgo calls.
 type Batch struct {
@@ -223,9 +231,10 @@ type Adapter struct {
 func LoadAdapter(model *Model, path string) (*Adapter, error) {
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
+	takeLastError()
 	a := C.llama_adapter_lora_init(model.c, cpath)
 	if a == nil {
-		return nil, fmt.Errorf("llama.cpp could not load adapter %s (run with --verbose for its log)", path)
+		return nil, errors.New(withLastError("llama.cpp could not load adapter " + path))
 	}
 	return &Adapter{c: a}, nil
 }

@@ -13,6 +13,26 @@ import (
 	"unsafe"
 )
 
+// lastError is the text of llama.cpp's latest error message: loaders report
+// failure as a NULL pointer and explain it only in the log.
+var lastError atomic.Value
+
+func init() { lastError.Store("") }
+
+// takeLastError returns and clears the latest error message.
+func takeLastError() string {
+	s, _ := lastError.Swap("").(string)
+	return s
+}
+
+// withLastError adds llama.cpp's latest logged error, if any, to msg.
+func withLastError(msg string) string {
+	if e := takeLastError(); e != "" {
+		return msg + ": " + e
+	}
+	return msg + " (run with --verbose for llama.cpp's log)"
+}
+
 // lastLogLevel is the level of the previous message, for GGML_LOG_LEVEL_CONT
 // continuations; ggml may log from its worker threads.
 var lastLogLevel atomic.Int64
@@ -24,7 +44,10 @@ func agentrlLog(level C.int, text *C.char, _ unsafe.Pointer) {
 	case C.GGML_LOG_LEVEL_ERROR:
 		lv = slog.LevelError
 	case C.GGML_LOG_LEVEL_WARN:
-		lv = slog.LevelWarn
+		// llama.cpp warns about benign configurations too (e.g. a shared
+		// KV cache larger than the training context); agentrl validates
+		// what matters itself, so these show with --verbose.
+		lv = slog.LevelInfo
 	case C.GGML_LOG_LEVEL_CONT:
 		lv = slog.Level(lastLogLevel.Load())
 	case C.GGML_LOG_LEVEL_DEBUG:
@@ -34,6 +57,10 @@ func agentrlLog(level C.int, text *C.char, _ unsafe.Pointer) {
 		lv = slog.LevelDebug
 	}
 	lastLogLevel.Store(int64(lv))
+	if lv >= slog.LevelError {
+		// The first error explains; later ones only say that loading failed.
+		lastError.CompareAndSwap("", strings.TrimSpace(C.GoString(text)))
+	}
 	if !slog.Default().Enabled(context.Background(), lv) {
 		return
 	}

@@ -37,9 +37,10 @@ func LoadModel(path string, p ModelParams) (*Model, error) {
 	params.vocab_only = C.bool(p.VocabOnly)
 	cpath := C.CString(path)
 	defer C.free(unsafe.Pointer(cpath))
+	takeLastError()
 	m := C.llama_model_load_from_file(cpath, params)
 	if m == nil {
-		return nil, fmt.Errorf("llama.cpp could not load %s (run with --verbose for its log)", path)
+		return nil, errors.New(withLastError("llama.cpp could not load " + path))
 	}
 	return &Model{c: m, vocab: C.llama_model_get_vocab(m)}, nil
 }

@@ -8,6 +8,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"os/signal"
 	"syscall"
@@ -39,8 +40,22 @@ func newApp() *cli.App {
 		Version: version,
 		// Errors are printed once, by main.
 		ExitErrHandler: func(*cli.Context, error) {},
+		Flags: []cli.Flag{
+			&cli.BoolFlag{Name: "verbose", Usage: "log debug messages, including llama.cpp's"},
+		},
+		Before: func(c *cli.Context) error {
+			level := slog.LevelWarn
+			if c.Bool("verbose") {
+				level = slog.LevelDebug
+			}
+			slog.SetDefault(slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level})))
+			return nil
+		},
 		Commands: []*cli.Command{
 			versionCommand(),
+			generateCommand(),
+			scoreCommand(),
+			envsCommand(),
 		},
 	}
 }

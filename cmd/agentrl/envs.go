@@ -1,0 +1,452 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/registry"
+	"github.com/agentrl/agentrl/envs/remote"
+	"github.com/agentrl/agentrl/envs/runner"
+)
+
+func envsCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "envs",
+		Usage: "list, play, evaluate and serve the environments",
+		Subcommands: []*cli.Command{
+			{
+				Name:   "list",
+				Usage:  "list the built-in environments",
+				Flags:  []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print the specs as JSON"}},
+				Action: runEnvsList,
+			},
+			{
+				Name:      "play",
+				Usage:     "play an episode in the terminal",
+				ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "split", Value: string(envs.Train), Usage: "train, test or unseen"},
+					&cli.Int64Flag{Name: "seed", Usage: "episode seed"},
+				},
+				Action: runEnvsPlay,
+			},
+			{
+				Name:      "eval",
+				Usage:     "run a policy for some episodes and report success, reward and steps",
+				ArgsUsage: "NAME",
+				Flags: append(runFlags(string(envs.Test)),
+					&cli.StringFlag{Name: "policy", Value: "expert", Usage: "expert or random"},
+					&cli.BoolFlag{Name: "json", Usage: "print the results as JSON"},
+					&cli.StringFlag{Name: "out", Usage: "write the trajectories to `FILE` (JSON lines)"},
+					&cli.StringFlag{Name: "remote", Usage: "drive the environment served at `URL` (AgentGym protocol) instead of the built-in one"},
+					&cli.StringFlag{Name: "protocol", Value: "agentrl", Usage: "the --remote server's dialect: " + strings.Join(remote.ProtocolNames(), ", ")},
+					&cli.StringFlag{Name: "spec", Usage: "the --remote environment's spec as a JSON `FILE`, for servers that are not built in and do not serve /spec"},
+				),
+				Action: runEnvsEval,
+			},
+			{
+				Name:      "demos",
+				Usage:     "write expert demonstrations as chat messages for supervised fine-tuning",
+				ArgsUsage: "NAME",
+				Flags: append(runFlags(string(envs.Train)),
+					&cli.StringFlag{Name: "out", Usage: "write the demonstrations to `FILE` (JSON lines)", Required: true},
+				),
+				Action: runEnvsDemos,
+			},
+			{
+				Name:      "serve",
+				Usage:     "serve an environment over HTTP with the AgentGym protocol",
+				ArgsUsage: "NAME",
+				Flags: []cli.Flag{
+					&cli.StringFlag{Name: "addr", Value: "127.0.0.1:36001", Usage: "listen on `HOST:PORT`"},
+					&cli.IntFlag{Name: "max-instances", Value: 256, Usage: "most live instances"},
+				},
+				Action: runEnvsServe,
+			},
+		},
+	}
+}
+
+// runFlags are the flags of the commands that run episodes.
+func runFlags(split string) []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "split", Value: split, Usage: "train, test or unseen"},
+		&cli.IntFlag{Name: "episodes", Value: 100, Usage: "number of episodes"},
+		&cli.IntFlag{Name: "parallel", Value: 16, Usage: "environment instances run at once"},
+		&cli.Int64Flag{Name: "seed0", Usage: "seed of the first episode; episode i has seed SEED0+i"},
+		&cli.IntFlag{Name: "max-steps", Usage: "step limit per episode (0 = the environment's)"},
+		&cli.DurationFlag{Name: "step-timeout", Usage: "fail an episode whose reset or step takes longer (0 = no limit)"},
+	}
+}
+
+// envSource is where episodes run: a factory and the spec of its
+// instances.
+type envSource struct {
+	newEnv func() envs.Env
+	spec   envs.Spec
+}
+
+// builtinEnv looks up a built-in environment named by the command's first
+// argument.
+func builtinEnv(c *cli.Context) (envSource, error) {
+	name := c.Args().First()
+	if name == "" {
+		return envSource{}, fmt.Errorf("name an environment (built in: %s)", strings.Join(registry.Names(), ", "))
+	}
+	if c.NArg() > 1 {
+		return envSource{}, fmt.Errorf("one environment at a time, got %q", c.Args().Slice())
+	}
+	f, err := registry.Lookup(name)
+	if err != nil {
+		return envSource{}, err
+	}
+	return envSource{newEnv: f, spec: f().Spec()}, nil
+}
+
+// remoteEnv connects to the server at --remote. The spec comes from the
+// built-in environment of the same name, else from --spec, else from the
+// server.
+func remoteEnv(c *cli.Context) (envSource, error) {
+	name := c.Args().First()
+	if name == "" {
+		return envSource{}, errors.New("name the environment the --remote server runs")
+	}
+	proto, err := remote.LookupProtocol(c.String("protocol"))
+	if err != nil {
+		return envSource{}, fmt.Errorf("--protocol: %w", err)
+	}
+	opts := remote.Options{Protocol: proto}
+	if f, err := registry.Lookup(name); err == nil {
+		spec := f().Spec()
+		opts.Spec = &spec
+	}
+	if path := c.String("spec"); path != "" {
+		data, err := os.ReadFile(path)
+		if err != nil {
+			return envSource{}, fmt.Errorf("--spec: %w", err)
+		}
+		var spec envs.Spec
+		if err := json.Unmarshal(data, &spec); err != nil {
+			return envSource{}, fmt.Errorf("--spec %s: %w", path, err)
+		}
+		opts.Spec = &spec
+	}
+	client, err := remote.Connect(c.Context, c.String("remote"), opts)
+	if err != nil {
+		return envSource{}, err
+	}
+	return envSource{newEnv: client.NewEnv, spec: client.Spec()}, nil
+}
+
+// splitFlag parses --split and checks that the environment has it.
+func splitFlag(c *cli.Context, spec envs.Spec) (envs.Split, error) {
+	split, err := envs.ParseSplit(c.String("split"))
+	if err != nil {
+		return "", fmt.Errorf("--split: %w", err)
+	}
+	if len(spec.Splits) > 0 && !slices.Contains(spec.Splits, split) {
+		return "", fmt.Errorf("--split: %s has no %s split (it has %v)", spec.Name, split, spec.Splits)
+	}
+	return split, nil
+}
+
+// runConfig builds a runner configuration from the run flags.
+func runConfig(c *cli.Context, src envSource) (runner.Config, error) {
+	split, err := splitFlag(c, src.spec)
+	if err != nil {
+		return runner.Config{}, err
+	}
+	cfg := runner.Config{
+		NewEnv:      src.newEnv,
+		Parallel:    c.Int("parallel"),
+		Episodes:    c.Int("episodes"),
+		Split:       split,
+		Seed0:       c.Int64("seed0"),
+		MaxSteps:    c.Int("max-steps"),
+		StepTimeout: c.Duration("step-timeout"),
+	}
+	switch {
+	case cfg.Episodes <= 0:
+		return cfg, fmt.Errorf("--episodes %d must be > 0", cfg.Episodes)
+	case cfg.Parallel <= 0:
+		return cfg, fmt.Errorf("--parallel %d must be > 0", cfg.Parallel)
+	case cfg.MaxSteps < 0:
+		return cfg, fmt.Errorf("--max-steps %d must be >= 0", cfg.MaxSteps)
+	case cfg.StepTimeout < 0:
+		return cfg, fmt.Errorf("--step-timeout %v must be >= 0", cfg.StepTimeout)
+	}
+	return cfg, nil
+}
+
+// newPolicy makes the policy --policy names for episodes in src.
+func newPolicy(c *cli.Context, src envSource) (runner.Policy, error) {
+	switch name := c.String("policy"); name {
+	case "expert":
+		if _, ok := src.newEnv().(envs.Expert); !ok {
+			return nil, fmt.Errorf("--policy expert: %s has no expert here (remote environments have none)", src.spec.Name)
+		}
+		return runner.Expert(), nil
+	case "random":
+		return runner.NewRandom(c.Int64("seed0")), nil
+	default:
+		return nil, fmt.Errorf("--policy: unknown policy %q (want expert or random)", name)
+	}
+}
+
+func runEnvsList(c *cli.Context) error {
+	specs := make([]envs.Spec, 0, len(registry.Names()))
+	for _, name := range registry.Names() {
+		f, err := registry.Lookup(name)
+		if err != nil {
+			return err
+		}
+		specs = append(specs, f().Spec())
+	}
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(specs)
+	}
+	tw := tabwriter.NewWriter(c.App.Writer, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "NAME\tMAX STEPS\tSPLITS\tDESCRIPTION")
+	for _, s := range specs {
+		splits := make([]string, len(s.Splits))
+		for i, sp := range s.Splits {
+			splits[i] = string(sp)
+		}
+		fmt.Fprintf(tw, "%s\t%d\t%s\t%s\n", s.Name, s.MaxSteps, strings.Join(splits, ","), s.Description)
+	}
+	return tw.Flush()
+}
+
+func runEnvsPlay(c *cli.Context) error {
+	src, err := builtinEnv(c)
+	if err != nil {
+		return err
+	}
+	split, err := splitFlag(c, src.spec)
+	if err != nil {
+		return err
+	}
+	return play(c.App.Reader, c.App.Writer, src.newEnv(), split, c.Int64("seed"))
+}
+
+// play lets a person act in env: it shows each observation and the
+// available actions (numbered, so a number picks one) and reads actions
+// line by line. The end of input ends the game.
+func play(in io.Reader, out io.Writer, env envs.Env, split envs.Split, seed int64) error {
+	spec := env.Spec()
+	obs, err := env.Reset(split, seed)
+	if err != nil {
+		return fmt.Errorf("reset %s: %w", spec.Name, err)
+	}
+	fmt.Fprintf(out, "== %s, %s split, seed %d: up to %d steps ==\n%s\n", spec.Name, split, seed, spec.MaxSteps, spec.Instruction)
+	lines := bufio.NewReader(in)
+	total := 0.0
+	for step := 1; step <= spec.MaxSteps; step++ {
+		fmt.Fprintf(out, "\n--- step %d ---\n%s\n", step, obs)
+		available := env.AvailableActions()
+		if len(available) > 0 {
+			fmt.Fprintln(out, "\nAvailable actions (type one, or its number):")
+			for i, a := range available {
+				fmt.Fprintf(out, "  %d. %s\n", i+1, a)
+			}
+		}
+		action, ok := readAction(lines, out, available)
+		if !ok {
+			fmt.Fprintln(out, "\n(end of input)")
+			return nil
+		}
+		res, err := env.Step(action)
+		if err != nil {
+			return fmt.Errorf("step %s: %w", spec.Name, err)
+		}
+		total += res.Reward
+		valid := ""
+		if !res.Info.ValidAction {
+			valid = " (invalid action)"
+		}
+		fmt.Fprintf(out, "reward %g, done %v%s\n", res.Reward, res.Done, valid)
+		obs = res.Observation
+		if res.Done {
+			fmt.Fprintf(out, "\n%s\n\nEpisode over: return %g, score %g, success %v\n", obs, total, res.Info.Score, res.Info.Success)
+			return nil
+		}
+	}
+	fmt.Fprintf(out, "\n%s\n\nStep limit reached: return %g\n", obs, total)
+	return nil
+}
+
+// readAction reads the next non-empty line; a number picks an available
+// action. It reports false at the end of input.
+func readAction(lines *bufio.Reader, out io.Writer, available []string) (string, bool) {
+	for {
+		fmt.Fprint(out, "> ")
+		line, err := lines.ReadString('\n')
+		line = strings.TrimSpace(line)
+		if line == "" {
+			if err != nil {
+				return "", false
+			}
+			continue
+		}
+		if n, convErr := strconv.Atoi(line); convErr == nil && n >= 1 && n <= len(available) {
+			return available[n-1], true
+		}
+		return line, true
+	}
+}
+
+func runEnvsEval(c *cli.Context) error {
+	var src envSource
+	var err error
+	if c.String("remote") != "" {
+		src, err = remoteEnv(c)
+	} else {
+		if c.IsSet("protocol") || c.IsSet("spec") {
+			return errors.New("--protocol and --spec go with --remote")
+		}
+		src, err = builtinEnv(c)
+	}
+	if err != nil {
+		return err
+	}
+	cfg, err := runConfig(c, src)
+	if err != nil {
+		return err
+	}
+	policy, err := newPolicy(c, src)
+	if err != nil {
+		return err
+	}
+	var f *os.File
+	var w *runner.Writer
+	if path := c.String("out"); path != "" {
+		if f, err = os.Create(path); err != nil {
+			return err
+		}
+		defer f.Close()
+		w = runner.NewWriter(f)
+	}
+	start := time.Now()
+	var trajs []runner.Trajectory
+	runErr := runner.Stream(c.Context, cfg, policy, func(t *runner.Trajectory) error {
+		trajs = append(trajs, *t)
+		if w != nil {
+			return w.Write(t)
+		}
+		return nil
+	})
+	seconds := time.Since(start).Seconds()
+	if w != nil {
+		if err := w.Flush(); err != nil {
+			return fmt.Errorf("write %s: %w", c.String("out"), err)
+		}
+		if err := f.Close(); err != nil {
+			return fmt.Errorf("write %s: %w", c.String("out"), err)
+		}
+	}
+	if runErr != nil {
+		return runErr
+	}
+	summary := runner.Summarize(trajs)
+	if c.Bool("json") {
+		enc := json.NewEncoder(c.App.Writer)
+		enc.SetIndent("", "  ")
+		return enc.Encode(map[string]any{
+			"env": src.spec.Name, "split": cfg.Split, "policy": c.String("policy"),
+			"seed0": cfg.Seed0, "remote": c.String("remote"), "out": c.String("out"),
+			"seconds": seconds, "summary": summary,
+		})
+	}
+	printSummary(c.App.Writer, src.spec.Name, cfg, c.String("policy"), summary)
+	if out := c.String("out"); out != "" {
+		fmt.Fprintf(c.App.Writer, "trajectories     %s\n", out)
+	}
+	return nil
+}
+
+func printSummary(w io.Writer, env string, cfg runner.Config, policy string, s runner.Summary) {
+	fmt.Fprintf(w, "%s, %s split, seeds %d-%d, %s policy\n", env, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, policy)
+	fmt.Fprintf(w, "episodes         %d (%d failed with an environment error)\n", s.Episodes, s.Errors)
+	fmt.Fprintf(w, "success rate     %.3f ± %.3f\n", s.SuccessRate, s.SuccessRateSE)
+	fmt.Fprintf(w, "mean return      %.3f ± %.3f\n", s.MeanReturn, s.MeanReturnSE)
+	fmt.Fprintf(w, "mean score       %.3f ± %.3f\n", s.MeanScore, s.MeanScoreSE)
+	fmt.Fprintf(w, "mean steps       %.2f ± %.2f\n", s.MeanSteps, s.MeanStepsSE)
+	fmt.Fprintf(w, "invalid actions  %.3f ± %.3f\n", s.InvalidActionRate, s.InvalidActionRateSE)
+}
+
+func runEnvsDemos(c *cli.Context) error {
+	src, err := builtinEnv(c)
+	if err != nil {
+		return err
+	}
+	cfg, err := runConfig(c, src)
+	if err != nil {
+		return err
+	}
+	if _, ok := src.newEnv().(envs.Expert); !ok {
+		return fmt.Errorf("%s has no expert to demonstrate with", src.spec.Name)
+	}
+	path := c.String("out")
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	bw := bufio.NewWriter(f)
+	enc := json.NewEncoder(bw)
+	enc.SetEscapeHTML(false)
+	written, skipped := 0, 0
+	err = runner.Stream(c.Context, cfg, runner.Expert(), func(t *runner.Trajectory) error {
+		// A failed demonstration would teach failing.
+		if !t.Success || t.Error != "" {
+			skipped++
+			return nil
+		}
+		written++
+		return enc.Encode(runner.NewDemonstration(t))
+	})
+	if err != nil {
+		return err
+	}
+	if err := bw.Flush(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	if err := f.Close(); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %d %s demonstrations (%s split, seeds %d-%d) to %s; left out %d unsuccessful episodes\n",
+		written, src.spec.Name, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, path, skipped)
+	return nil
+}
+
+func runEnvsServe(c *cli.Context) error {
+	src, err := builtinEnv(c)
+	if err != nil {
+		return err
+	}
+	if c.Int("max-instances") <= 0 {
+		return fmt.Errorf("--max-instances %d must be > 0", c.Int("max-instances"))
+	}
+	srv := remote.NewServer(src.newEnv, remote.ServerOptions{MaxInstances: c.Int("max-instances")})
+	ln, err := net.Listen("tcp", c.String("addr"))
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.ErrWriter, "serving %s on http://%s (AgentGym protocol; interrupt to stop)\n", src.spec.Name, ln.Addr())
+	return srv.Serve(c.Context, ln)
+}

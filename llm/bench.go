@@ -1,0 +1,137 @@
+package llm
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"time"
+
+	"github.com/agentrl/agentrl/cgo"
+)
+
+// InferBenchConfig describes one inference benchmark point.
+type InferBenchConfig struct {
+	Parallel     int // sequences decoded together
+	PromptTokens int // tokens per prompt
+	GenTokens    int // tokens generated per sequence
+	Engine       EngineOptions
+}
+
+// InferBenchResult compares the engine with a plain loop that feeds the
+// same batches straight to llama_decode, in the same process.
+type InferBenchResult struct {
+	Parallel     int `json:"parallel"`
+	PromptTokens int `json:"prompt_tokens"`
+	GenTokens    int `json:"gen_tokens"`
+	// The ceiling: prompt processing and generation rates of the plain
+	// loop, and its total time for the whole workload.
+	CeilingPromptTPS float64 `json:"ceiling_prompt_tok_s"`
+	CeilingGenTPS    float64 `json:"ceiling_gen_tok_s"`
+	CeilingSeconds   float64 `json:"ceiling_s"`
+	// The engine on the same workload (Generate with sampling).
+	EngineSeconds float64 `json:"engine_s"`
+	EngineGenTPS  float64 `json:"engine_gen_tok_s"`
+	// EngineVsCeiling is ceiling time / engine time (1 = no overhead).
+	EngineVsCeiling float64 `json:"engine_vs_ceiling"`
+	// OrchestrationPct is the engine's wall time outside llama_decode.
+	OrchestrationPct float64 `json:"orchestration_pct"`
+}
+
+// BenchInfer runs the workload of cfg (Parallel prompts of PromptTokens
+// random tokens, GenTokens generated each) through a plain llama_decode
+// loop and through the engine, on contexts with identical parameters.
+func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBenchResult, error) {
+	opts := cfg.Engine
+	opts.Parallel = cfg.Parallel
+	opts = opts.withDefaults(m.info)
+	if err := opts.validate(); err != nil {
+		return InferBenchResult{}, err
+	}
+	if cfg.PromptTokens+cfg.GenTokens > opts.Context {
+		return InferBenchResult{}, fmt.Errorf("bench: %d prompt + %d generated tokens exceed the context of %d", cfg.PromptTokens, cfg.GenTokens, opts.Context)
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	prompts := make([][]int32, cfg.Parallel)
+	for i := range prompts {
+		prompts[i] = make([]int32, cfg.PromptTokens)
+		for k := range prompts[i] {
+			prompts[i][k] = int32(rng.IntN(m.info.VocabSize))
+		}
+	}
+	res := InferBenchResult{Parallel: cfg.Parallel, PromptTokens: cfg.PromptTokens, GenTokens: cfg.GenTokens}
+
+	promptS, genS, err := plainLoop(m, opts, prompts, cfg.GenTokens)
+	if err != nil {
+		return res, err
+	}
+	res.CeilingPromptTPS = float64(cfg.Parallel*cfg.PromptTokens) / promptS
+	res.CeilingGenTPS = float64(cfg.Parallel*cfg.GenTokens) / genS
+	res.CeilingSeconds = promptS + genS
+
+	e, err := m.NewEngine(opts)
+	if err != nil {
+		return res, err
+	}
+	defer e.Close()
+	reqs := make([]GenerateRequest, cfg.Parallel)
+	for i, p := range prompts {
+		reqs[i] = GenerateRequest{Tokens: p}
+	}
+	s := Sampling{Temperature: 1, TopP: 1, Seed: 1, MaxTokens: cfg.GenTokens, IgnoreEOS: true}
+	start := time.Now()
+	if _, err := e.Generate(ctx, reqs, s, CallOptions{}); err != nil {
+		return res, err
+	}
+	res.EngineSeconds = time.Since(start).Seconds()
+	res.EngineGenTPS = float64(cfg.Parallel*cfg.GenTokens) / res.EngineSeconds
+	res.EngineVsCeiling = res.CeilingSeconds / res.EngineSeconds
+	st := e.Stats()
+	res.OrchestrationPct = 100 * (res.EngineSeconds - st.DecodeTime.Seconds()) / res.EngineSeconds
+	return res, nil
+}
+
+// plainLoop evaluates the prompts (packed into batches of opts.Batch
+// tokens) and then decodes genTokens steps of one token per sequence, with
+// fixed tokens and no sampling: the throughput llama_decode alone allows.
+func plainLoop(m *Model, opts EngineOptions, prompts [][]int32, genTokens int) (promptS, genS float64, err error) {
+	c, err := cgo.NewContext(m.c, contextParams(opts))
+	if err != nil {
+		return 0, 0, err
+	}
+	defer c.Free()
+	b := cgo.NewBatch(opts.Batch, 1)
+	defer b.Free()
+	decode := func() error {
+		if b.Len() == 0 {
+			return nil
+		}
+		err := c.Decode(b)
+		b.Clear()
+		return err
+	}
+	start := time.Now()
+	for seq, p := range prompts {
+		for pos, tok := range p {
+			if b.Len() == b.Capacity() {
+				if err := decode(); err != nil {
+					return 0, 0, err
+				}
+			}
+			b.Add(tok, pos, seq, pos == len(p)-1)
+		}
+	}
+	if err := decode(); err != nil {
+		return 0, 0, err
+	}
+	promptS = time.Since(start).Seconds()
+	start = time.Now()
+	for step := 0; step < genTokens; step++ {
+		for seq, p := range prompts {
+			b.Add(p[step%len(p)], len(p)+step, seq, true)
+		}
+		if err := decode(); err != nil {
+			return 0, 0, err
+		}
+	}
+	return promptS, time.Since(start).Seconds(), nil
+}

@@ -1,0 +1,374 @@
+package llm
+
+import (
+	"context"
+	crand "crypto/rand"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/agentrl/agentrl/cgo"
+)
+
+// EngineOptions configure an inference engine. Zero values take the
+// defaults noted.
+type EngineOptions struct {
+	// Parallel is the number of sequences decoded together (default 32).
+	Parallel int
+	// Context is the context length of each sequence in tokens (default the
+	// model's training context, at most 2048).
+	Context int
+	// Batch is the most tokens one llama_decode call takes (default 2048);
+	// UBatch is llama.cpp's physical micro-batch (default 512).
+	Batch, UBatch int
+	// Threads used by llama.cpp (default one per core).
+	Threads int
+	// FlashAttn selects flash attention (default auto).
+	FlashAttn cgo.FlashAttn
+	// SplitKV gives every sequence its own KV-cache stream instead of one
+	// shared buffer. Shared (the default) makes the n samples of a prompt
+	// share its cache for free.
+	SplitKV bool
+}
+
+func (o EngineOptions) withDefaults(info Info) EngineOptions {
+	if o.Parallel <= 0 {
+		o.Parallel = 32
+	}
+	if o.Context <= 0 {
+		o.Context = min(max(info.ContextTrain, 256), 2048)
+	}
+	if o.Batch <= 0 {
+		o.Batch = 2048
+	}
+	if o.UBatch <= 0 {
+		o.UBatch = min(512, o.Batch)
+	}
+	if o.Threads <= 0 {
+		o.Threads = DefaultThreads()
+	}
+	return o
+}
+
+func (o EngineOptions) validate() error {
+	switch {
+	case o.Parallel > cgo.MaxParallelSequences():
+		return errorf("parallel sequences %d exceed llama.cpp's limit of %d", o.Parallel, cgo.MaxParallelSequences())
+	case o.Context < 8:
+		return errorf("context %d must be at least 8 tokens", o.Context)
+	case o.Batch < o.Parallel:
+		return errorf("batch %d must be at least the number of parallel sequences (%d)", o.Batch, o.Parallel)
+	case o.UBatch > o.Batch:
+		return errorf("micro-batch %d must not exceed the batch %d", o.UBatch, o.Batch)
+	}
+	return nil
+}
+
+func contextParams(o EngineOptions) cgo.ContextParams {
+	return cgo.ContextParams{
+		NCtx: o.Context * o.Parallel, NBatch: o.Batch, NUBatch: o.UBatch,
+		NSeqMax: o.Parallel, Threads: o.Threads, ThreadsBatch: o.Threads,
+		FlashAttn: o.FlashAttn, KVUnified: !o.SplitKV,
+	}
+}
+
+// Engine runs batched inference on one llama.cpp context. The context is
+// owned by a single goroutine; callers submit work through Generate and
+// Score, and work from concurrent callers is merged into shared batches
+// (continuous batching: a finished sequence frees its slot for the next
+// waiting one).
+type Engine struct {
+	model *Model
+	ctx   *cgo.Context
+	opts  EngineOptions
+	jobs  chan *job
+	quit  chan struct{}
+	done  chan struct{}
+	once  sync.Once
+	stats engineStats
+}
+
+// NewEngine creates an inference engine on the model.
+func (m *Model) NewEngine(opts EngineOptions) (*Engine, error) {
+	opts = opts.withDefaults(m.info)
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
+	c, err := cgo.NewContext(m.c, contextParams(opts))
+	if err != nil {
+		return nil, fmt.Errorf("engine for %s: %w", m.info.Path, err)
+	}
+	e := &Engine{model: m, ctx: c, opts: opts,
+		jobs: make(chan *job, 64), quit: make(chan struct{}), done: make(chan struct{})}
+	go e.loop()
+	return e, nil
+}
+
+// Options returns the engine's effective options.
+func (e *Engine) Options() EngineOptions { return e.opts }
+
+// Model returns the engine's model.
+func (e *Engine) Model() *Model { return e.model }
+
+// Close stops the engine, failing work still queued, and frees the context.
+func (e *Engine) Close() {
+	e.once.Do(func() {
+		close(e.quit)
+		e.ctx.RequestAbort()
+		<-e.done
+		e.ctx.Free()
+	})
+}
+
+// ErrClosed is returned for work submitted to or pending in a closed engine.
+var ErrClosed = errors.New("inference engine closed")
+
+// GenerateRequest is one prompt to complete.
+type GenerateRequest struct {
+	// Prompt is text, tokenised with the model's BOS and with special-token
+	// text (e.g. a chat template's markers) parsed. Tokens, when set, is
+	// used instead.
+	Prompt string
+	Tokens []int32
+	// N is the number of completions to sample (default 1); they share one
+	// evaluation of the prompt.
+	N int
+}
+
+// Completion is one sampled continuation.
+type Completion struct {
+	Prompt int    `json:"prompt"` // index of the request
+	Sample int    `json:"sample"` // index among the request's N samples
+	Text   string `json:"text"`
+	// Tokens are the sampled ids, including an end-of-generation token or
+	// the tokens of a stop string, which Text leaves out.
+	Tokens []int32 `json:"tokens"`
+	// LogProbs[i] is log p(Tokens[i]) under the model's raw distribution
+	// (temperature 1, before top-k/top-p/min-p), as Score computes it.
+	LogProbs     []float32 `json:"logprobs"`
+	FinishReason string    `json:"finish_reason"` // eos, stop, length or context
+	PromptTokens int       `json:"prompt_tokens"`
+}
+
+// Finish reasons.
+const (
+	FinishEOS     = "eos"
+	FinishStop    = "stop"
+	FinishLength  = "length"
+	FinishContext = "context" // the sequence filled its context
+)
+
+// AdapterScale is a LoRA adapter applied with a scale.
+type AdapterScale struct {
+	Adapter *Adapter
+	Scale   float32
+}
+
+// CallOptions apply to one Generate or Score call.
+type CallOptions struct {
+	// Adapters active for this call; none runs the base model. Calls with
+	// different adapter sets are served one set at a time.
+	Adapters []AdapterScale
+}
+
+// Generate samples completions for every request, all decoded together.
+// The result holds, per request, its N completions in sample order.
+func (e *Engine) Generate(ctx context.Context, reqs []GenerateRequest, s Sampling, opts CallOptions) ([][]Completion, error) {
+	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	seed := uint64(s.Seed)
+	if s.Seed < 0 {
+		var b [8]byte
+		_, _ = crand.Read(b[:])
+		seed = binary.LittleEndian.Uint64(b[:])
+	}
+	j := e.newJob(ctx, opts)
+	results := make([][]Completion, len(reqs))
+	for i, r := range reqs {
+		tokens, err := e.promptTokens(r.Prompt, r.Tokens)
+		if err != nil {
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
+		}
+		if len(tokens) >= e.opts.Context {
+			return nil, fmt.Errorf("prompt %d: %d tokens do not fit the context of %d tokens per sequence (leave room to generate)", i, len(tokens), e.opts.Context)
+		}
+		n := r.N
+		if n <= 0 {
+			n = 1
+		}
+		results[i] = make([]Completion, n)
+		var leader *sequence
+		for k := 0; k < n; k++ {
+			sq := &sequence{job: j, tokens: tokens, slot: -1, sampler: newSampler(s, seed, k),
+				completion: &results[i][k], maxTokens: s.MaxTokens, stops: s.Stop, ignoreEOS: s.IgnoreEOS}
+			sq.completion.Prompt, sq.completion.Sample, sq.completion.PromptTokens = i, k, len(tokens)
+			if leader == nil {
+				leader = sq
+				j.seqs = append(j.seqs, sq)
+			} else {
+				leader.followers = append(leader.followers, sq)
+			}
+			j.remaining++
+		}
+	}
+	if err := e.run(ctx, j); err != nil {
+		return nil, err
+	}
+	return results, nil
+}
+
+// ScoreRequest is a continuation whose log-probability is wanted.
+type ScoreRequest struct {
+	// Prompt (with BOS, special-token text parsed) and Continuation (plain
+	// text, no BOS) are tokenised separately; PromptTokens and
+	// ContinuationTokens, when set, are used instead.
+	Prompt             string
+	Continuation       string
+	PromptTokens       []int32
+	ContinuationTokens []int32
+}
+
+// ScoreResult holds the log-probability of each continuation token.
+type ScoreResult struct {
+	Tokens   []int32   `json:"tokens"`
+	LogProbs []float32 `json:"logprobs"`
+	// Sum is the log-probability of the whole continuation.
+	Sum float64 `json:"sum"`
+}
+
+// Score computes log p(continuation token | prompt, earlier tokens) for
+// every request, batched.
+func (e *Engine) Score(ctx context.Context, reqs []ScoreRequest, opts CallOptions) ([]ScoreResult, error) {
+	j := e.newJob(ctx, opts)
+	results := make([]ScoreResult, len(reqs))
+	for i, r := range reqs {
+		prompt, err := e.promptTokens(r.Prompt, r.PromptTokens)
+		if err != nil {
+			return nil, fmt.Errorf("score %d: %w", i, err)
+		}
+		cont := r.ContinuationTokens
+		if cont == nil {
+			if cont, err = e.model.Tokenize(r.Continuation, false, false); err != nil {
+				return nil, fmt.Errorf("score %d: %w", i, err)
+			}
+		}
+		if err := e.checkTokens(cont); err != nil {
+			return nil, fmt.Errorf("score %d: continuation: %w", i, err)
+		}
+		if len(cont) == 0 {
+			return nil, fmt.Errorf("score %d: empty continuation", i)
+		}
+		if n := len(prompt) + len(cont); n > e.opts.Context {
+			return nil, fmt.Errorf("score %d: %d tokens do not fit the context of %d tokens per sequence", i, n, e.opts.Context)
+		}
+		all := make([]int32, 0, len(prompt)+len(cont))
+		all = append(append(all, prompt...), cont...)
+		results[i] = ScoreResult{Tokens: cont, LogProbs: make([]float32, len(cont))}
+		j.seqs = append(j.seqs, &sequence{job: j, tokens: all, scoreFrom: len(prompt), slot: -1, score: &results[i]})
+		j.remaining++
+	}
+	if err := e.run(ctx, j); err != nil {
+		return nil, err
+	}
+	for i := range results {
+		for _, lp := range results[i].LogProbs {
+			results[i].Sum += float64(lp)
+		}
+	}
+	return results, nil
+}
+
+func (e *Engine) promptTokens(text string, tokens []int32) ([]int32, error) {
+	if tokens == nil {
+		var err error
+		if tokens, err = e.model.Tokenize(text, true, true); err != nil {
+			return nil, err
+		}
+	}
+	if len(tokens) == 0 {
+		return nil, errors.New("empty prompt")
+	}
+	return tokens, e.checkTokens(tokens)
+}
+
+func (e *Engine) checkTokens(tokens []int32) error {
+	n := int32(e.model.info.VocabSize)
+	for i, t := range tokens {
+		if t < 0 || t >= n {
+			return fmt.Errorf("token %d at position %d outside the vocabulary of %d", t, i, n)
+		}
+	}
+	return nil
+}
+
+func (e *Engine) newJob(ctx context.Context, opts CallOptions) *job {
+	return &job{ctx: ctx, adapters: opts.Adapters, done: make(chan struct{})}
+}
+
+// run hands a job to the engine goroutine and waits for it.
+func (e *Engine) run(ctx context.Context, j *job) error {
+	for _, a := range j.adapters {
+		if a.Adapter == nil || a.Adapter.model != e.model {
+			return errors.New("adapter not loaded for this engine's model")
+		}
+	}
+	if j.remaining == 0 {
+		return nil
+	}
+	select {
+	case e.jobs <- j:
+	case <-ctx.Done():
+		return ctx.Err()
+	case <-e.quit:
+		return ErrClosed
+	}
+	select {
+	case <-j.done:
+		return j.err
+	case <-ctx.Done():
+		// The engine notices the cancellation between decodes and drops
+		// the job's sequences.
+		return ctx.Err()
+	}
+}
+
+// Stats are cumulative counters of an engine's work.
+type Stats struct {
+	Decodes          int64         `json:"decodes"`
+	PromptTokens     int64         `json:"prompt_tokens"`
+	GeneratedTokens  int64         `json:"generated_tokens"`
+	DecodeTime       time.Duration `json:"decode_ns"`
+	BusyTime         time.Duration `json:"busy_ns"` // wall time with work in flight
+	OrchestrationPct float64       `json:"orchestration_pct"`
+}
+
+type engineStats struct {
+	decodes, promptTokens, generatedTokens, decodeNS, busyNS atomic.Int64
+}
+
+// Stats returns the engine's counters; OrchestrationPct is the share of
+// busy time spent outside llama_decode (batching, sampling, bookkeeping).
+func (e *Engine) Stats() Stats {
+	s := Stats{
+		Decodes: e.stats.decodes.Load(), PromptTokens: e.stats.promptTokens.Load(),
+		GeneratedTokens: e.stats.generatedTokens.Load(),
+		DecodeTime:      time.Duration(e.stats.decodeNS.Load()), BusyTime: time.Duration(e.stats.busyNS.Load()),
+	}
+	if s.BusyTime > 0 {
+		s.OrchestrationPct = 100 * float64(s.BusyTime-s.DecodeTime) / float64(s.BusyTime)
+	}
+	return s
+}
+
+// ResetStats zeroes the counters.
+func (e *Engine) ResetStats() {
+	for _, c := range []*atomic.Int64{&e.stats.decodes, &e.stats.promptTokens, &e.stats.generatedTokens, &e.stats.decodeNS, &e.stats.busyNS} {
+		c.Store(0)
+	}
+}
+
+func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

@@ -1,0 +1,347 @@
+package llm
+
+import (
+	"context"
+	"errors"
+	"math"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+
+	"github.com/agentrl/agentrl/cgo"
+)
+
+var testPrompts = []string{
+	"You are in the kitchen. Action:",
+	"search[red shoes]",
+	"Is it an animal?",
+	"12 + 30 = ",
+	"The quick brown fox",
+	"Observation: you see a cabinet 1 and a fridge 1.",
+}
+
+func TestTokenizerRoundTripRandomUTF8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	ranges := [][2]rune{{0x20, 0x7e}, {0xa0, 0x2ff}, {0x400, 0x4ff}, {0x4e00, 0x4fff}, {0x1f300, 0x1f64f}, {0x09, 0x0a}}
+	for trial := 0; trial < 300; trial++ {
+		var b strings.Builder
+		for n := rng.IntN(60); n > 0; n-- {
+			r := ranges[rng.IntN(len(ranges))]
+			b.WriteRune(r[0] + rune(rng.IntN(int(r[1]-r[0]+1))))
+		}
+		text := b.String()
+		if !utf8.ValidString(text) {
+			t.Fatalf("generator made invalid UTF-8")
+		}
+		tokens, err := testModel.Tokenize(text, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := testModel.Detokenize(tokens, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if back != text {
+			t.Fatalf("round trip changed %q into %q (tokens %v)", text, back, tokens)
+		}
+	}
+}
+
+func TestSameSeedSameCompletionDifferentSeedsDiffer(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 4})
+	s := Sampling{Temperature: 1, TopP: 1, Seed: 42, MaxTokens: 24, IgnoreEOS: true}
+	a := generateOne(t, e, testPrompts[0], s)
+	b := generateOne(t, e, testPrompts[0], s)
+	if !slices.Equal(a.Tokens, b.Tokens) {
+		t.Fatalf("seed 42 gave %v then %v", a.Tokens, b.Tokens)
+	}
+	s.Seed = 43
+	c := generateOne(t, e, testPrompts[0], s)
+	if slices.Equal(a.Tokens, c.Tokens) {
+		t.Fatalf("seeds 42 and 43 gave the same %d tokens", len(a.Tokens))
+	}
+}
+
+// checkSameOrNearTie accepts two greedy token sequences that are equal, or
+// that first differ where the model's two choices are within tol of each
+// other in log-probability (batched and single decoding may sum in another
+// order, which can flip an exact near-tie of an untrained model).
+func checkSameOrNearTie(t *testing.T, e *Engine, prompt string, got, want []int32) {
+	t.Helper()
+	i := 0
+	for i < len(got) && i < len(want) && got[i] == want[i] {
+		i++
+	}
+	if i == len(got) && i == len(want) {
+		return
+	}
+	if i == len(got) || i == len(want) {
+		t.Fatalf("lengths differ: %d vs %d", len(got), len(want))
+	}
+	prefix, _ := testModel.Tokenize(prompt, true, true)
+	prefix = append(prefix, want[:i]...)
+	res, err := e.Score(context.Background(), []ScoreRequest{
+		{PromptTokens: prefix, ContinuationTokens: []int32{got[i]}},
+		{PromptTokens: prefix, ContinuationTokens: []int32{want[i]}},
+	}, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := math.Abs(float64(res[0].LogProbs[0] - res[1].LogProbs[0])); d > 1e-4 {
+		t.Fatalf("greedy outputs diverge at token %d (%d vs %d) with a log-prob gap of %g: not a near-tie", i, got[i], want[i], d)
+	}
+	t.Logf("outputs diverge at token %d at a near-tie (gap < 1e-4)", i)
+}
+
+func TestBatchedGenerationEqualsSingle(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 8})
+	s := greedy(20)
+	reqs := make([]GenerateRequest, len(testPrompts))
+	for i, p := range testPrompts {
+		reqs[i] = GenerateRequest{Prompt: p}
+	}
+	batched, err := e.Generate(context.Background(), reqs, s, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range testPrompts {
+		single := generateOne(t, e, p, s)
+		checkSameOrNearTie(t, e, p, batched[i][0].Tokens, single.Tokens)
+		if batched[i][0].Prompt != i {
+			t.Fatalf("completion %d reports prompt %d", i, batched[i][0].Prompt)
+		}
+	}
+}
+
+func TestSamplesSharingAPromptEqualSeparateRuns(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 8})
+	prompt := testPrompts[5]
+	// Greedy: every shared sample equals a separate run.
+	shared, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: prompt, N: 5}}, greedy(16), CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	single := generateOne(t, e, prompt, greedy(16))
+	for k, c := range shared[0] {
+		if c.Sample != k {
+			t.Fatalf("sample %d reports index %d", k, c.Sample)
+		}
+		checkSameOrNearTie(t, e, prompt, c.Tokens, single.Tokens)
+	}
+	// Sampled: sample 0 of a shared request is the same draw as a lone one,
+	// and the shared samples differ from each other.
+	s := Sampling{Temperature: 1, TopP: 1, Seed: 9, MaxTokens: 16, IgnoreEOS: true}
+	many, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: prompt, N: 4}}, s, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	one := generateOne(t, e, prompt, s)
+	if !slices.Equal(many[0][0].Tokens, one.Tokens) {
+		t.Fatalf("sample 0 of a shared prompt %v differs from a lone run %v", many[0][0].Tokens, one.Tokens)
+	}
+	if slices.Equal(many[0][1].Tokens, many[0][2].Tokens) {
+		t.Fatalf("two samples of a shared prompt are identical: %v", many[0][1].Tokens)
+	}
+}
+
+func TestMoreSamplesThanSlots(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 3})
+	s := Sampling{Temperature: 1, TopP: 1, Seed: 5, MaxTokens: 8, IgnoreEOS: true}
+	res, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: testPrompts[0], N: 7}, {Prompt: testPrompts[1], N: 2}}, s, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(res[0]) != 7 || len(res[1]) != 2 {
+		t.Fatalf("got %d and %d completions, want 7 and 2", len(res[0]), len(res[1]))
+	}
+	for _, comps := range res {
+		for _, c := range comps {
+			if len(c.Tokens) != 8 || c.FinishReason != FinishLength {
+				t.Fatalf("completion %d/%d: %d tokens, reason %s", c.Prompt, c.Sample, len(c.Tokens), c.FinishReason)
+			}
+		}
+	}
+}
+
+// plainLogits decodes tokens in a fresh context and returns the logits
+// after each position, copied.
+func plainLogits(t *testing.T, tokens []int32) [][]float32 {
+	t.Helper()
+	c, err := cgo.NewContext(testModel.c, cgo.ContextParams{NCtx: 512, NBatch: 512, NUBatch: 512, NSeqMax: 1, Threads: 2, ThreadsBatch: 2})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Free()
+	b := cgo.NewBatch(len(tokens), 1)
+	defer b.Free()
+	for i, tok := range tokens {
+		b.Add(tok, i, 0, true)
+	}
+	if err := c.Decode(b); err != nil {
+		t.Fatal(err)
+	}
+	out := make([][]float32, len(tokens))
+	for i := range tokens {
+		out[i] = slices.Clone(c.Logits(i))
+	}
+	return out
+}
+
+func logSoftmax64(logits []float32, tok int32) float64 {
+	m := math.Inf(-1)
+	for _, v := range logits {
+		m = math.Max(m, float64(v))
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v) - m)
+	}
+	return float64(logits[tok]) - m - math.Log(sum)
+}
+
+func TestScoreEqualsLogSoftmaxOfLogits(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 4})
+	prompt, _ := testModel.Tokenize("Observation: a mug 1. Action:", true, false)
+	cont, _ := testModel.Tokenize(" take mug 1 from countertop 1", false, false)
+	res, err := e.Score(context.Background(), []ScoreRequest{
+		{PromptTokens: prompt, ContinuationTokens: cont},
+		{Prompt: "Is it a cat?", Continuation: " No."},
+	}, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	logits := plainLogits(t, append(slices.Clone(prompt), cont...))
+	var sum float64
+	for k, tok := range cont {
+		want := logSoftmax64(logits[len(prompt)+k-1], tok)
+		if d := math.Abs(float64(res[0].LogProbs[k]) - want); d > 1e-4 {
+			t.Fatalf("token %d: Score %g, log-softmax of logits %g", k, res[0].LogProbs[k], want)
+		}
+		sum += want
+	}
+	if math.Abs(res[0].Sum-sum) > 1e-3 {
+		t.Fatalf("Sum %g, want %g", res[0].Sum, sum)
+	}
+	if len(res[1].LogProbs) == 0 || res[1].Sum >= 0 {
+		t.Fatalf("second request: %+v", res[1])
+	}
+}
+
+func TestGenerateLogProbsMatchScore(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 4})
+	s := Sampling{Temperature: 0.8, TopK: 50, TopP: 0.95, MinP: 0.01, Seed: 3, MaxTokens: 12, IgnoreEOS: true}
+	c := generateOne(t, e, testPrompts[3], s)
+	prompt, _ := testModel.Tokenize(testPrompts[3], true, true)
+	res, err := e.Score(context.Background(), []ScoreRequest{{PromptTokens: prompt, ContinuationTokens: c.Tokens}}, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range c.Tokens {
+		if d := math.Abs(float64(c.LogProbs[k] - res[0].LogProbs[k])); d > 1e-3 {
+			t.Fatalf("token %d: Generate says %g, Score %g", k, c.LogProbs[k], res[0].LogProbs[k])
+		}
+	}
+}
+
+func TestStopStringsAndMaxTokens(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 2})
+	free := generateOne(t, e, testPrompts[4], greedy(30))
+	if free.FinishReason != FinishLength || len(free.Tokens) != 30 {
+		t.Fatalf("want 30 tokens ending by length, got %d (%s)", len(free.Tokens), free.FinishReason)
+	}
+	// Stop at a piece of text the greedy completion is known to produce.
+	text := free.Text
+	if len(text) < 6 {
+		t.Skipf("greedy completion too short to pick a stop string: %q", text)
+	}
+	stop := text[len(text)/2 : len(text)/2+3]
+	s := greedy(30)
+	s.Stop = []string{stop}
+	c := generateOne(t, e, testPrompts[4], s)
+	if c.FinishReason != FinishStop {
+		t.Fatalf("want a stop at %q in %q, got %s with %q", stop, text, c.FinishReason, c.Text)
+	}
+	if !strings.HasPrefix(text, c.Text) || strings.Contains(c.Text, stop) {
+		t.Fatalf("stopped text %q should be the prefix of %q before %q", c.Text, text, stop)
+	}
+}
+
+func TestContextLimits(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 2, Context: 32})
+	long := strings.Repeat("word ", 100)
+	if _, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: long}}, greedy(4), CallOptions{}); err == nil || !strings.Contains(err.Error(), "context") {
+		t.Fatalf("want a context error for a long prompt, got %v", err)
+	}
+	if _, err := e.Score(context.Background(), []ScoreRequest{{Prompt: "a", Continuation: long}}, CallOptions{}); err == nil || !strings.Contains(err.Error(), "context") {
+		t.Fatalf("want a context error for a long continuation, got %v", err)
+	}
+	c := generateOne(t, e, "hello", greedy(100))
+	if c.FinishReason != FinishContext || c.PromptTokens+len(c.Tokens) != 32 {
+		t.Fatalf("want the sequence to fill its 32-token context, got %d+%d (%s)", c.PromptTokens, len(c.Tokens), c.FinishReason)
+	}
+	if _, err := e.Generate(context.Background(), []GenerateRequest{{Tokens: []int32{1, 1 << 30}}}, greedy(4), CallOptions{}); err == nil {
+		t.Fatal("want an error for a token outside the vocabulary")
+	}
+}
+
+func TestInvalidSampling(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 1})
+	for _, s := range []Sampling{
+		{Temperature: -1, TopP: 1, MaxTokens: 1},
+		{Temperature: 1, TopP: 0, MaxTokens: 1},
+		{Temperature: 1, TopP: 1, MaxTokens: 0},
+		{Temperature: 1, TopP: 1, MinP: 1, MaxTokens: 1},
+		{Temperature: 1, TopP: 1, TopK: -2, MaxTokens: 1},
+	} {
+		if _, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: "x"}}, s, CallOptions{}); err == nil {
+			t.Errorf("sampling %+v accepted", s)
+		}
+	}
+}
+
+func TestCancellation(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 2})
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	_, err := e.Generate(ctx, []GenerateRequest{{Prompt: "x"}}, Sampling{Temperature: 1, TopP: 1, Seed: 1, MaxTokens: 1 << 20, IgnoreEOS: true}, CallOptions{})
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("want deadline exceeded, got %v", err)
+	}
+	// The engine is still usable afterwards.
+	if c := generateOne(t, e, "x", greedy(3)); len(c.Tokens) != 3 {
+		t.Fatalf("engine unusable after a cancellation: %+v", c)
+	}
+}
+
+func TestConcurrentCallersShareTheEngine(t *testing.T) {
+	e := newTestEngine(t, EngineOptions{Parallel: 8})
+	want := make([][]int32, len(testPrompts))
+	for i, p := range testPrompts {
+		want[i] = generateOne(t, e, p, greedy(10)).Tokens
+	}
+	errs := make(chan error, len(testPrompts))
+	got := make([][]int32, len(testPrompts))
+	for i, p := range testPrompts {
+		go func() {
+			res, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: p}}, greedy(10), CallOptions{})
+			if err == nil {
+				got[i] = res[0][0].Tokens
+			}
+			errs <- err
+		}()
+	}
+	for range testPrompts {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i, p := range testPrompts {
+		checkSameOrNearTie(t, e, p, got[i], want[i])
+	}
+	if st := e.Stats(); st.GeneratedTokens == 0 || st.Decodes == 0 {
+		t.Fatalf("stats not counted: %+v", st)
+	}
+}

@@ -1,0 +1,169 @@
+// Package llm is agentrl's backend-neutral language-model API over llama.cpp:
+// loading GGUF models, tokenisation, chat templates, batched generation with
+// continuous batching, scoring (log-probabilities of continuations) and LoRA
+// adapters that switch without reloading the base model.
+//
+// Inputs are validated here, in Go, before anything reaches C.
+package llm
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"runtime"
+	"strings"
+
+	"github.com/agentrl/agentrl/cgo"
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/llm/gguf"
+)
+
+// LoadOptions configure Load.
+type LoadOptions struct {
+	// GPULayers is the number of layers offloaded to a GPU; -1 offloads all
+	// (the default when a GPU is present), 0 keeps the model on the CPU.
+	GPULayers int
+	// NoMmap reads the weights into memory instead of mapping the file.
+	NoMmap bool
+}
+
+// Info describes a loaded model.
+type Info struct {
+	Path         string `json:"path"`
+	Architecture string `json:"architecture"`
+	Name         string `json:"name,omitempty"`
+	Description  string `json:"description"`
+	Parameters   uint64 `json:"parameters"`
+	SizeBytes    uint64 `json:"size_bytes"`
+	VocabSize    int    `json:"vocab_size"`
+	ContextTrain int    `json:"context_length"`
+	Embedding    int    `json:"embedding_length"`
+	Layers       int    `json:"layers"`
+	Heads        int    `json:"heads"`
+	HeadsKV      int    `json:"heads_kv"`
+	ChatTemplate string `json:"chat_template,omitempty"`
+	BOS          int32  `json:"bos"`
+	EOS          int32  `json:"eos"`
+}
+
+// Model is a loaded GGUF model. Tokenisation and metadata are safe for
+// concurrent use; inference goes through an Engine.
+type Model struct {
+	c    *cgo.Model
+	info Info
+}
+
+// Load validates and loads a GGUF model.
+func Load(path string, opts LoadOptions) (*Model, error) {
+	typ, arch, err := inspect(path)
+	if err != nil {
+		return nil, err
+	}
+	if typ != "model" {
+		return nil, fmt.Errorf("load %s: the file is a GGUF %s, not a model (pass adapters with --lora)", path, typ)
+	}
+	m, err := cgo.LoadModel(path, cgo.ModelParams{GPULayers: opts.GPULayers, UseMmap: !opts.NoMmap})
+	if err != nil {
+		return nil, fmt.Errorf("load %s: %w", path, err)
+	}
+	if m.HasEncoder() {
+		m.Free()
+		return nil, fmt.Errorf("load %s: unsupported architecture %s: encoder-decoder models cannot act as agents", path, arch)
+	}
+	model := &Model{c: m}
+	model.info = Info{
+		Path: path, Architecture: arch, Description: m.Desc(),
+		Parameters: m.NParams(), SizeBytes: m.SizeBytes(), VocabSize: m.NVocab(),
+		ContextTrain: m.NCtxTrain(), Embedding: m.NEmbd(), Layers: m.NLayer(),
+		Heads: m.NHead(), HeadsKV: m.NHeadKV(), ChatTemplate: m.ChatTemplate(),
+		BOS: m.BOS(), EOS: m.EOS(),
+	}
+	model.info.Name, _ = m.Meta("general.name")
+	return model, nil
+}
+
+// Close frees the model. Engines and adapters made from it must be closed
+// first.
+func (m *Model) Close() { m.c.Free() }
+
+// Info describes the model.
+func (m *Model) Info() Info { return m.info }
+
+// Tokenize converts text to token ids. addBOS prepends the beginning-of-
+// sequence token when the model uses one; special-token text such as
+// "<|im_start|>" becomes the special token only when parseSpecial is set, so
+// that untrusted text (observations) cannot inject control tokens.
+func (m *Model) Tokenize(text string, addBOS, parseSpecial bool) ([]int32, error) {
+	return m.c.Tokenize(text, addBOS, parseSpecial)
+}
+
+// Detokenize converts token ids back to text; special tokens are rendered as
+// their text only when renderSpecial is set.
+func (m *Model) Detokenize(tokens []int32, renderSpecial bool) (string, error) {
+	return m.c.Detokenize(tokens, false, renderSpecial)
+}
+
+// IsEOG reports whether token ends generation.
+func (m *Model) IsEOG(token int32) bool { return m.c.IsEOG(token) }
+
+// RenderChat renders messages with the model's chat template, ending with
+// the opening of an assistant turn when addAssistant is set. Models with no
+// template, or one llama.cpp cannot render, get a plain "Role: content"
+// layout.
+func (m *Model) RenderChat(msgs []chat.Message, addAssistant bool) string {
+	if m.info.ChatTemplate != "" {
+		cm := make([]cgo.ChatMessage, len(msgs))
+		for i, msg := range msgs {
+			cm[i] = cgo.ChatMessage{Role: msg.Role, Content: msg.Content}
+		}
+		if s, err := cgo.ApplyChatTemplate(m.info.ChatTemplate, cm, addAssistant); err == nil {
+			return s
+		}
+	}
+	return PlainChat(msgs, addAssistant)
+}
+
+// PlainChat is the fallback chat layout for models without a usable
+// template.
+func PlainChat(msgs []chat.Message, addAssistant bool) string {
+	var b strings.Builder
+	for _, msg := range msgs {
+		role := msg.Role
+		if role != "" {
+			role = strings.ToUpper(role[:1]) + role[1:]
+		}
+		fmt.Fprintf(&b, "%s: %s\n\n", role, msg.Content)
+	}
+	if addAssistant {
+		b.WriteString("Assistant:")
+	}
+	return b.String()
+}
+
+// DefaultThreads is the number of threads inference uses by default: one
+// per core.
+func DefaultThreads() int { return runtime.NumCPU() }
+
+// inspect validates a GGUF file in Go (header, metadata, tensor table,
+// sizes) so that llama.cpp, which aborts the process on some corrupt files,
+// only ever sees well-formed ones; it returns the file's type and
+// architecture.
+func inspect(path string) (typ, arch string, err error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return "", "", fmt.Errorf("load %s: no such file", path)
+		}
+		return "", "", fmt.Errorf("load %s: %w", path, err)
+	}
+	defer f.Close()
+	typ, _ = f.GetString("general.type")
+	if typ == "" {
+		typ = "model"
+	}
+	arch = f.Architecture()
+	if arch == "" {
+		return "", "", fmt.Errorf("load %s: no general.architecture in the GGUF metadata", path)
+	}
+	return typ, arch, nil
+}

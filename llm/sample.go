@@ -1,0 +1,173 @@
+package llm
+
+import (
+	"math"
+	"math/rand/v2"
+	"slices"
+)
+
+// Sampling configures how tokens are drawn.
+type Sampling struct {
+	// Temperature divides the logits; 0 is greedy (argmax).
+	Temperature float32 `json:"temperature"`
+	// TopK keeps the K most likely tokens; 0 keeps all.
+	TopK int `json:"top_k"`
+	// TopP keeps the smallest set of tokens whose probability reaches P; 1
+	// keeps all.
+	TopP float32 `json:"top_p"`
+	// MinP drops tokens less likely than MinP times the most likely one; 0
+	// keeps all.
+	MinP float32 `json:"min_p"`
+	// Seed makes sampling reproducible: the same seed, prompt and settings
+	// give the same completions however requests are batched. Negative
+	// draws a random seed.
+	Seed int64 `json:"seed"`
+	// MaxTokens bounds each completion (default 256).
+	MaxTokens int `json:"max_tokens"`
+	// Stop ends a completion at the first of these strings; the string is
+	// cut from the text but the tokens that produced it are kept.
+	Stop []string `json:"stop,omitempty"`
+	// IgnoreEOS keeps generating past end-of-generation tokens, for
+	// benchmarks that need completions of a fixed length.
+	IgnoreEOS bool `json:"ignore_eos,omitempty"`
+}
+
+// DefaultSampling is plain sampling from the model's distribution.
+func DefaultSampling() Sampling {
+	return Sampling{Temperature: 1, TopP: 1, Seed: -1, MaxTokens: 256}
+}
+
+func (s Sampling) validate() error {
+	switch {
+	case s.Temperature < 0 || math.IsNaN(float64(s.Temperature)):
+		return errorf("temperature %v must be >= 0", s.Temperature)
+	case s.TopK < 0:
+		return errorf("top-k %d must be >= 0", s.TopK)
+	case !(s.TopP > 0 && s.TopP <= 1):
+		return errorf("top-p %v must be in (0, 1]", s.TopP)
+	case !(s.MinP >= 0 && s.MinP < 1):
+		return errorf("min-p %v must be in [0, 1)", s.MinP)
+	case s.MaxTokens <= 0:
+		return errorf("max tokens %d must be > 0", s.MaxTokens)
+	}
+	for _, stop := range s.Stop {
+		if stop == "" {
+			return errorf("empty stop string")
+		}
+	}
+	return nil
+}
+
+// sampler draws tokens for one sequence. Its scratch buffers are reused
+// across steps so that sampling allocates nothing per token.
+type sampler struct {
+	cfg   Sampling
+	rng   *rand.Rand
+	probs []float32
+	cand  []int32
+}
+
+// newSampler seeds one sequence's generator from the request seed and the
+// sample index only, so that a prompt's completions do not depend on what
+// else shares the batch.
+func newSampler(cfg Sampling, seed uint64, sample int) *sampler {
+	return &sampler{cfg: cfg, rng: rand.New(rand.NewPCG(seed, uint64(sample)*0x9E3779B97F4A7C15+1))}
+}
+
+// logSoftmaxAt is log p(token) under the raw logits (temperature 1, no
+// filtering): the quantity Score reports and the trainer computes.
+func logSoftmaxAt(logits []float32, token int32) float32 {
+	maxv := logits[0]
+	for _, v := range logits[1:] {
+		maxv = max(maxv, v)
+	}
+	var sum float64
+	for _, v := range logits {
+		sum += math.Exp(float64(v - maxv))
+	}
+	return float32(float64(logits[token]-maxv) - math.Log(sum))
+}
+
+func argmax(logits []float32) int32 {
+	best := 0
+	for i, v := range logits {
+		if v > logits[best] {
+			best = i
+		}
+	}
+	return int32(best)
+}
+
+// sample draws the next token from logits.
+func (s *sampler) sample(logits []float32) int32 {
+	if s.cfg.Temperature == 0 {
+		return argmax(logits)
+	}
+	n := len(logits)
+	if cap(s.probs) < n {
+		s.probs = make([]float32, n)
+		s.cand = make([]int32, n)
+	}
+	probs, cand := s.probs[:n], s.cand[:0]
+	invT := 1 / s.cfg.Temperature
+	maxv := logits[argmax(logits)]
+	// Unnormalised probabilities; min-p is a threshold on them relative to
+	// the best token, whose value is exactly 1.
+	for i, v := range logits {
+		p := float32(math.Exp(float64((v - maxv) * invT)))
+		probs[i] = p
+		if p >= s.cfg.MinP {
+			cand = append(cand, int32(i))
+		}
+	}
+	if k := s.cfg.TopK; k > 0 && k < len(cand) {
+		cand = topByProb(cand, probs, k)
+	}
+	if s.cfg.TopP < 1 {
+		cand = nucleus(cand, probs, s.cfg.TopP)
+	}
+	var total float64
+	for _, i := range cand {
+		total += float64(probs[i])
+	}
+	r := s.rng.Float64() * total
+	for _, i := range cand {
+		r -= float64(probs[i])
+		if r < 0 {
+			return i
+		}
+	}
+	return cand[len(cand)-1]
+}
+
+// topByProb returns the k most probable candidates, most probable first.
+func topByProb(cand []int32, probs []float32, k int) []int32 {
+	slices.SortFunc(cand, func(a, b int32) int {
+		switch {
+		case probs[a] > probs[b]:
+			return -1
+		case probs[a] < probs[b]:
+			return 1
+		}
+		return int(a - b)
+	})
+	return cand[:k]
+}
+
+// nucleus keeps the smallest most-probable prefix of cand whose mass
+// reaches p of the candidates' total.
+func nucleus(cand []int32, probs []float32, p float32) []int32 {
+	var total float64
+	for _, i := range cand {
+		total += float64(probs[i])
+	}
+	cand = topByProb(cand, probs, len(cand))
+	var acc float64
+	for j, i := range cand {
+		acc += float64(probs[i])
+		if acc >= float64(p)*total {
+			return cand[:j+1]
+		}
+	}
+	return cand
+}

@@ -1,0 +1,460 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/agentrl/agentrl/cgo"
+)
+
+// job is one Generate or Score call inside the engine.
+type job struct {
+	ctx       context.Context
+	adapters  []AdapterScale
+	seqs      []*sequence // leaders, in request order
+	remaining int         // sequences not finished
+	err       error
+	done      chan struct{}
+}
+
+func (j *job) finish(err error) {
+	if j.err == nil {
+		j.err = err
+	}
+	close(j.done)
+}
+
+// sequence is one prompt being scored, or one sample being generated.
+type sequence struct {
+	job    *job
+	tokens []int32 // prompt, or prompt + continuation when scoring
+	fed    int     // tokens of tokens already in the KV cache
+	slot   int     // llama.cpp sequence id, -1 before admission
+
+	// Scoring: the continuation starts at tokens[scoreFrom].
+	score     *ScoreResult
+	scoreFrom int
+
+	// Generation.
+	completion *Completion
+	sampler    *sampler
+	maxTokens  int
+	stops      []string
+	ignoreEOS  bool
+	// followers are further samples of the same prompt; they take the
+	// leader's KV cache once the prompt is evaluated instead of
+	// re-evaluating it.
+	followers  []*sequence
+	awaitsCopy bool  // a follower whose leader's prompt is not evaluated yet
+	next       int32 // sampled token to feed at the next decode
+	text       []byte
+}
+
+// pos is the position of the next token fed to this sequence.
+func (s *sequence) pos() int { return s.fed + len(s.completion.Tokens) - boolInt(s.generating()) }
+
+// generating reports whether the prompt is evaluated and tokens are being
+// sampled.
+func (s *sequence) generating() bool {
+	return s.score == nil && s.fed == len(s.tokens) && len(s.completion.Tokens) > 0
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// output records what a requested logit row of a decode is for.
+type output struct {
+	seq   *sequence
+	index int // token index within seq.tokens, or -1 for a generated token
+	row   int // position of the token in the batch
+}
+
+// scheduler is the state of the engine goroutine.
+type scheduler struct {
+	e         *Engine
+	batch     *cgo.Batch
+	free      []int       // free llama.cpp sequence ids
+	active    []*sequence // admitted, holding a slot
+	waiting   []*sequence // leaders waiting for slots
+	jobs      []*job      // jobs with sequences in active or waiting
+	deferred  []*job      // jobs waiting for a different adapter set
+	adapters  []AdapterScale
+	// adaptersChanged forces the next decode to build a new graph (see
+	// cgo.Context.SetEmbeddings).
+	adaptersChanged bool
+	lastEmbeddings  bool // whether the last decode extracted embeddings
+	outputs         []output
+	batchSeqs []batchEntry
+}
+
+// batchEntry remembers where a sequence stood before a decode, to roll its
+// cache back if the decode is aborted.
+type batchEntry struct {
+	seq *sequence
+	pos int
+}
+
+func (e *Engine) loop() {
+	defer close(e.done)
+	s := &scheduler{e: e, batch: cgo.NewBatch(e.opts.Batch, 1)}
+	defer s.batch.Free()
+	for i := e.opts.Parallel - 1; i >= 0; i-- {
+		s.free = append(s.free, i)
+	}
+	for {
+		if len(s.jobs) == 0 {
+			if !s.takeIdle() {
+				s.failAll(ErrClosed)
+				return
+			}
+		}
+		s.drainQueue()
+		select {
+		case <-e.quit:
+			s.failAll(ErrClosed)
+			return
+		default:
+		}
+		s.dropCancelled()
+		if len(s.jobs) == 0 {
+			continue
+		}
+		start := time.Now()
+		s.step()
+		e.stats.busyNS.Add(int64(time.Since(start)))
+	}
+}
+
+// takeIdle blocks until there is work, switching adapters for it; it
+// returns false when the engine closes.
+func (s *scheduler) takeIdle() bool {
+	var j *job
+	if len(s.deferred) > 0 {
+		j, s.deferred = s.deferred[0], s.deferred[1:]
+	} else {
+		select {
+		case j = <-s.e.jobs:
+		case <-s.e.quit:
+			return false
+		}
+	}
+	s.setAdapters(j.adapters)
+	s.accept(j)
+	// Jobs deferred earlier with the same adapters join now.
+	kept := s.deferred[:0]
+	for _, d := range s.deferred {
+		if sameAdapters(d.adapters, s.adapters) {
+			s.accept(d)
+		} else {
+			kept = append(kept, d)
+		}
+	}
+	s.deferred = kept
+	return true
+}
+
+// drainQueue admits newly submitted jobs that use the current adapters
+// into the running batch; the others wait their turn.
+func (s *scheduler) drainQueue() {
+	for {
+		select {
+		case j := <-s.e.jobs:
+			if sameAdapters(j.adapters, s.adapters) {
+				s.accept(j)
+			} else {
+				s.deferred = append(s.deferred, j)
+			}
+		default:
+			return
+		}
+	}
+}
+
+func (s *scheduler) accept(j *job) {
+	s.jobs = append(s.jobs, j)
+	s.waiting = append(s.waiting, j.seqs...)
+}
+
+func (s *scheduler) setAdapters(adapters []AdapterScale) {
+	if sameAdapters(adapters, s.adapters) {
+		return
+	}
+	s.e.ctx.ClearAdapters()
+	for _, a := range adapters {
+		if err := s.e.ctx.SetAdapter(a.Adapter.c, a.Scale); err != nil {
+			// Only reachable if llama.cpp rejects a loaded adapter; the
+			// job still fails cleanly below through its own check.
+			s.e.ctx.ClearAdapters()
+			s.adapters = nil
+			return
+		}
+	}
+	s.adapters = adapters
+	s.adaptersChanged = true
+}
+
+func sameAdapters(a, b []AdapterScale) bool {
+	return slices.Equal(a, b)
+}
+
+// dropCancelled removes the sequences of cancelled jobs.
+func (s *scheduler) dropCancelled() {
+	for _, j := range slices.Clone(s.jobs) {
+		if err := j.ctx.Err(); err != nil {
+			s.removeJob(j, err)
+		}
+	}
+	s.deferred = slices.DeleteFunc(s.deferred, func(j *job) bool {
+		if err := j.ctx.Err(); err != nil {
+			j.finish(err)
+			return true
+		}
+		return false
+	})
+}
+
+func (s *scheduler) removeJob(j *job, err error) {
+	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool {
+		if q.job == j {
+			s.release(q)
+			return true
+		}
+		return false
+	})
+	s.waiting = slices.DeleteFunc(s.waiting, func(q *sequence) bool { return q.job == j })
+	s.jobs = slices.DeleteFunc(s.jobs, func(q *job) bool { return q == j })
+	j.finish(err)
+}
+
+func (s *scheduler) failAll(err error) {
+	for len(s.jobs) > 0 {
+		s.removeJob(s.jobs[0], err)
+	}
+	for _, j := range s.deferred {
+		j.finish(err)
+	}
+	s.deferred = nil
+	for {
+		select {
+		case j := <-s.e.jobs:
+			j.finish(err)
+		default:
+			return
+		}
+	}
+}
+
+// release frees a sequence's slot and KV cells.
+func (s *scheduler) release(q *sequence) {
+	if q.slot >= 0 {
+		s.e.ctx.SeqRemove(q.slot, -1, -1)
+		s.free = append(s.free, q.slot)
+		q.slot = -1
+	}
+}
+
+// admit gives free slots to waiting leaders and as many of their followers
+// as fit; followers that do not fit wait as a new group with its own leader.
+func (s *scheduler) admit() {
+	for len(s.waiting) > 0 && len(s.free) > 0 {
+		q := s.waiting[0]
+		s.waiting = s.waiting[1:]
+		s.take(q)
+		n := min(len(q.followers), len(s.free))
+		for _, f := range q.followers[:n] {
+			s.take(f)
+			f.awaitsCopy = true
+		}
+		if rest := q.followers[n:]; len(rest) > 0 {
+			lead := rest[0]
+			lead.followers = rest[1:]
+			s.waiting = slices.Insert(s.waiting, 0, lead)
+		}
+		q.followers = q.followers[:n]
+	}
+}
+
+func (s *scheduler) take(q *sequence) {
+	q.slot = s.free[len(s.free)-1]
+	s.free = s.free[:len(s.free)-1]
+	s.active = append(s.active, q)
+}
+
+// step fills one batch (a token from every generating sequence, then prompt
+// tokens up to capacity), decodes it and consumes its logits.
+func (s *scheduler) step() {
+	s.admit()
+	s.batch.Clear()
+	s.outputs = s.outputs[:0]
+	s.batchSeqs = s.batchSeqs[:0]
+	capacity := s.batch.Capacity()
+	var nPrompt, nGen int64
+	for _, q := range s.active {
+		if q.generating() {
+			s.batchSeqs = append(s.batchSeqs, batchEntry{q, q.pos()})
+			s.outputs = append(s.outputs, output{q, -1, s.batch.Len()})
+			s.batch.Add(q.next, q.pos(), q.slot, true)
+			nGen++
+		}
+	}
+	for _, q := range s.active {
+		if q.awaitsCopy || q.fed == len(q.tokens) || s.batch.Len() == capacity {
+			continue
+		}
+		s.batchSeqs = append(s.batchSeqs, batchEntry{q, q.fed})
+		for q.fed < len(q.tokens) && s.batch.Len() < capacity {
+			i := q.fed
+			want := s.wantsLogits(q, i)
+			if want {
+				s.outputs = append(s.outputs, output{q, i, s.batch.Len()})
+			}
+			s.batch.Add(q.tokens[i], i, q.slot, want)
+			q.fed++
+			nPrompt++
+		}
+	}
+	if s.batch.Len() == 0 {
+		return
+	}
+	if s.adaptersChanged {
+		// Decoding with the embeddings setting opposite to the last
+		// decode's makes llama.cpp build a new graph, with the new
+		// adapters; going back to no embeddings afterwards rebuilds once
+		// more, also with them.
+		embeddings := !s.lastEmbeddings
+		s.e.ctx.SetEmbeddings(embeddings)
+		s.lastEmbeddings = embeddings
+		if embeddings {
+			defer s.e.ctx.SetEmbeddings(false)
+		}
+		s.adaptersChanged = false
+	} else {
+		s.lastEmbeddings = false
+	}
+	start := time.Now()
+	err := s.e.ctx.Decode(s.batch)
+	s.e.stats.decodeNS.Add(int64(time.Since(start)))
+	s.e.stats.decodes.Add(1)
+	if err != nil {
+		s.rollBack()
+		if errors.Is(err, cgo.ErrAborted) {
+			s.e.ctx.ClearAbort()
+			return
+		}
+		for len(s.jobs) > 0 {
+			s.removeJob(s.jobs[0], err)
+		}
+		return
+	}
+	s.e.stats.promptTokens.Add(nPrompt)
+	s.e.stats.generatedTokens.Add(nGen)
+	for _, o := range s.outputs {
+		s.consume(o, s.e.ctx.Logits(o.row))
+	}
+	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool {
+		if q.slot < 0 {
+			return true
+		}
+		return false
+	})
+}
+
+// wantsLogits reports whether the logits after tokens[i] are needed.
+func (s *scheduler) wantsLogits(q *sequence, i int) bool {
+	if q.score != nil {
+		return i >= q.scoreFrom-1 && i < len(q.tokens)-1
+	}
+	return i == len(q.tokens)-1
+}
+
+// rollBack undoes a failed decode: llama.cpp keeps the micro-batches it
+// finished, so every sequence in the batch is cut back to where it stood.
+func (s *scheduler) rollBack() {
+	for _, b := range s.batchSeqs {
+		s.e.ctx.SeqRemove(b.seq.slot, b.pos, -1)
+		if !b.seq.generating() {
+			b.seq.fed = b.pos
+		}
+	}
+}
+
+// consume uses one row of logits.
+func (s *scheduler) consume(o output, logits []float32) {
+	q := o.seq
+	if q.score != nil {
+		next := q.tokens[o.index+1]
+		q.score.LogProbs[o.index+1-q.scoreFrom] = logSoftmaxAt(logits, next)
+		if o.index+1 == len(q.tokens)-1 {
+			s.done(q)
+		}
+		return
+	}
+	if o.index >= 0 {
+		// The prompt is evaluated: followers take its cache, and every
+		// sample draws its first token from these logits.
+		for _, f := range q.followers {
+			s.e.ctx.SeqCopy(q.slot, f.slot, -1, -1)
+			f.fed, f.awaitsCopy = len(f.tokens), false
+			s.sampleNext(f, logits)
+		}
+		q.followers = nil
+	}
+	s.sampleNext(q, logits)
+}
+
+// sampleNext draws a token for a generating sequence and decides whether
+// the completion is over.
+func (s *scheduler) sampleNext(q *sequence, logits []float32) {
+	c := q.completion
+	tok := q.sampler.sample(logits)
+	c.Tokens = append(c.Tokens, tok)
+	c.LogProbs = append(c.LogProbs, logSoftmaxAt(logits, tok))
+	q.next = tok
+	switch {
+	case !q.ignoreEOS && s.e.model.IsEOG(tok):
+		c.FinishReason = FinishEOS
+	case s.appendPiece(q, tok):
+		c.FinishReason = FinishStop
+	case len(c.Tokens) >= q.maxTokens:
+		c.FinishReason = FinishLength
+	case len(q.tokens)+len(c.Tokens) >= s.e.opts.Context:
+		c.FinishReason = FinishContext
+	default:
+		return
+	}
+	c.Text = string(q.text)
+	s.done(q)
+}
+
+// appendPiece adds a token's text and reports whether a stop string
+// completed, cutting the text there.
+func (s *scheduler) appendPiece(q *sequence, tok int32) bool {
+	piece := s.e.model.c.Piece(tok, false)
+	q.text = append(q.text, piece...)
+	for _, stop := range q.stops {
+		from := max(0, len(q.text)-len(piece)-len(stop)+1)
+		if i := bytes.Index(q.text[from:], []byte(stop)); i >= 0 {
+			q.text = q.text[:from+i]
+			return true
+		}
+	}
+	return false
+}
+
+// done finishes a sequence and, with it, possibly its job.
+func (s *scheduler) done(q *sequence) {
+	s.release(q)
+	j := q.job
+	j.remaining--
+	if j.remaining == 0 {
+		s.jobs = slices.DeleteFunc(s.jobs, func(x *job) bool { return x == j })
+		j.finish(nil)
+	}
+}
