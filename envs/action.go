@@ -11,7 +11,7 @@ import (
 // Models often think before acting ("Thought: ... Action: search[shoes]"),
 // hence the last marker.
 func ParseAction(text string) string {
-	lower := strings.ToLower(text)
+	lower := asciiLower(text)
 	var rest string
 	if i := lastMarker(lower); i >= 0 {
 		rest = text[i:]
@@ -27,8 +27,21 @@ func ParseAction(text string) string {
 	return strings.Trim(strings.TrimSpace(rest), "`\"'")
 }
 
-// lastMarker returns the index just past the last "action" + optional spaces
-// + ":" in lower, or -1.
+// asciiLower lower-cases ASCII letters only, so that byte offsets in the
+// result are offsets in s (strings.ToLower may change the length of
+// non-ASCII text).
+func asciiLower(s string) string {
+	b := []byte(s)
+	for i, c := range b {
+		if 'A' <= c && c <= 'Z' {
+			b[i] = c + 'a' - 'A'
+		}
+	}
+	return string(b)
+}
+
+// lastMarker returns the index just past the last word "action" followed
+// by optional spaces and ":" in lower, or -1. "transaction:" is no marker.
 func lastMarker(lower string) int {
 	for end := len(lower); end > 0; {
 		i := strings.LastIndex(lower[:end], "action")
@@ -39,12 +52,16 @@ func lastMarker(lower string) int {
 		for j < len(lower) && (lower[j] == ' ' || lower[j] == '\t') {
 			j++
 		}
-		if j < len(lower) && lower[j] == ':' {
+		if j < len(lower) && lower[j] == ':' && (i == 0 || !isWordByte(lower[i-1])) {
 			return j + 1
 		}
 		end = i
 	}
 	return -1
+}
+
+func isWordByte(c byte) bool {
+	return 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '_'
 }
 
 func lastNonEmptyLine(s string) string {
