@@ -56,4 +56,3 @@ func SupportsGPUOffload() bool {
 	Init()
 	return bool(C.llama_supports_gpu_offload())
 }
-

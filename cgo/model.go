@@ -106,7 +106,9 @@ func (m *Model) EOS() int32 { return int32(C.llama_vocab_eos(m.vocab)) }
 func (m *Model) EOT() int32 { return int32(C.llama_vocab_eot(m.vocab)) }
 
 // IsEOG reports whether token ends generation (EOS, EOT and the like).
-func (m *Model) IsEOG(token int32) bool { return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(token))) }
+func (m *Model) IsEOG(token int32) bool {
+	return bool(C.llama_vocab_is_eog(m.vocab, C.llama_token(token)))
+}
 
 // IsControl reports whether token is a control token.
 func (m *Model) IsControl(token int32) bool {

@@ -65,7 +65,6 @@ func writeTestAdapter(t *testing.T, arch string, zeroB bool) string {
 	return path
 }
 
-
 func scoreWith(t *testing.T, e *Engine, adapters []AdapterScale) []float32 {
 	t.Helper()
 	res, err := e.Score(context.Background(), []ScoreRequest{{Prompt: "Task: put a clean mug in the coffeemachine.", Continuation: " Action: go to countertop 1"}}, CallOptions{Adapters: adapters})

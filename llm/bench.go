@@ -14,7 +14,11 @@ type InferBenchConfig struct {
 	Parallel     int // sequences decoded together
 	PromptTokens int // tokens per prompt
 	GenTokens    int // tokens generated per sequence
-	Engine       EngineOptions
+	// Repeats is how many times each side runs, interleaved; the best run
+	// of each counts, which filters out noise from other processes
+	// (default 3).
+	Repeats int
+	Engine  EngineOptions
 }
 
 // InferBenchResult compares the engine with a plain loop that feeds the
@@ -33,8 +37,10 @@ type InferBenchResult struct {
 	EngineGenTPS  float64 `json:"engine_gen_tok_s"`
 	// EngineVsCeiling is ceiling time / engine time (1 = no overhead).
 	EngineVsCeiling float64 `json:"engine_vs_ceiling"`
-	// OrchestrationPct is the engine's wall time outside llama_decode.
+	// OrchestrationPct is the share of the engine's wall time spent
+	// outside llama_decode (batching, sampling, bookkeeping, hand-offs).
 	OrchestrationPct float64 `json:"orchestration_pct"`
+	Repeats          int     `json:"repeats"`
 }
 
 // BenchInfer runs the workload of cfg (Parallel prompts of PromptTokens
@@ -58,15 +64,10 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 			prompts[i][k] = int32(rng.IntN(m.info.VocabSize))
 		}
 	}
-	res := InferBenchResult{Parallel: cfg.Parallel, PromptTokens: cfg.PromptTokens, GenTokens: cfg.GenTokens}
-
-	promptS, genS, err := plainLoop(m, opts, prompts, cfg.GenTokens)
-	if err != nil {
-		return res, err
+	if cfg.Repeats <= 0 {
+		cfg.Repeats = 3
 	}
-	res.CeilingPromptTPS = float64(cfg.Parallel*cfg.PromptTokens) / promptS
-	res.CeilingGenTPS = float64(cfg.Parallel*cfg.GenTokens) / genS
-	res.CeilingSeconds = promptS + genS
+	res := InferBenchResult{Parallel: cfg.Parallel, PromptTokens: cfg.PromptTokens, GenTokens: cfg.GenTokens, Repeats: cfg.Repeats}
 
 	e, err := m.NewEngine(opts)
 	if err != nil {
@@ -78,15 +79,37 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 		reqs[i] = GenerateRequest{Tokens: p}
 	}
 	s := Sampling{Temperature: 1, TopP: 1, Seed: 1, MaxTokens: cfg.GenTokens, IgnoreEOS: true}
-	start := time.Now()
-	if _, err := e.Generate(ctx, reqs, s, CallOptions{}); err != nil {
-		return res, err
+	best := func(old, new float64) float64 {
+		if old == 0 || new < old {
+			return new
+		}
+		return old
 	}
-	res.EngineSeconds = time.Since(start).Seconds()
-	res.EngineGenTPS = float64(cfg.Parallel*cfg.GenTokens) / res.EngineSeconds
-	res.EngineVsCeiling = res.CeilingSeconds / res.EngineSeconds
-	st := e.Stats()
-	res.OrchestrationPct = 100 * (res.EngineSeconds - st.DecodeTime.Seconds()) / res.EngineSeconds
+	var bestPrompt, bestGen, bestEngine float64
+	for r := 0; r < cfg.Repeats; r++ {
+		promptS, genS, err := plainLoop(m, opts, prompts, cfg.GenTokens)
+		if err != nil {
+			return res, err
+		}
+		bestPrompt, bestGen = best(bestPrompt, promptS), best(bestGen, genS)
+		res.CeilingSeconds = best(res.CeilingSeconds, promptS+genS)
+
+		e.ResetStats()
+		start := time.Now()
+		if _, err := e.Generate(ctx, reqs, s, CallOptions{}); err != nil {
+			return res, err
+		}
+		wall := time.Since(start).Seconds()
+		if bestEngine == 0 || wall < bestEngine {
+			bestEngine = wall
+			res.OrchestrationPct = 100 * (wall - e.Stats().DecodeTime.Seconds()) / wall
+		}
+	}
+	res.CeilingPromptTPS = float64(cfg.Parallel*cfg.PromptTokens) / bestPrompt
+	res.CeilingGenTPS = float64(cfg.Parallel*cfg.GenTokens) / bestGen
+	res.EngineSeconds = bestEngine
+	res.EngineGenTPS = float64(cfg.Parallel*cfg.GenTokens) / bestEngine
+	res.EngineVsCeiling = res.CeilingSeconds / bestEngine
 	return res, nil
 }
 
@@ -131,6 +154,9 @@ func plainLoop(m *Model, opts EngineOptions, prompts [][]int32, genTokens int) (
 		}
 		if err := decode(); err != nil {
 			return 0, 0, err
+		}
+		for i := range prompts {
+			_ = c.Logits(i)
 		}
 	}
 	return promptS, time.Since(start).Seconds(), nil

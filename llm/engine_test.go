@@ -50,6 +50,16 @@ func TestTokenizerRoundTripRandomUTF8(t *testing.T) {
 	}
 }
 
+func TestTokenizeSurvivesInvalidUTF8(t *testing.T) {
+	// Sequences that decode above U+10FFFF abort llama.cpp's tokenizer.
+	for _, text := range []string{"\xf5\x80\x80\x80", "a\xf4\x90\x80\x80b", "\xff\xfe", "ok\xc3"} {
+		tokens, err := testModel.Tokenize(text, true, false)
+		if err != nil || len(tokens) == 0 {
+			t.Fatalf("tokenize %q: %v %v", text, tokens, err)
+		}
+	}
+}
+
 func TestSameSeedSameCompletionDifferentSeedsDiffer(t *testing.T) {
 	e := newTestEngine(t, EngineOptions{Parallel: 4})
 	s := Sampling{Temperature: 1, TopP: 1, Seed: 42, MaxTokens: 24, IgnoreEOS: true}

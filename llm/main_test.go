@@ -28,13 +28,7 @@ func runTests(m *testing.M) int {
 	}
 	defer os.RemoveAll(dir)
 	testModelPath = filepath.Join(dir, "tiny.gguf")
-	cfg, err := initmodel.Preset("tiny")
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 1
-	}
-	cfg.Seed = 7
-	if _, err := initmodel.Write(testModelPath, cfg); err != nil {
+	if _, err := initmodel.Write(testModelPath, initmodel.Config{Preset: "tiny", Seed: 7}); err != nil {
 		fmt.Fprintln(os.Stderr, "make test model:", err)
 		return 1
 	}

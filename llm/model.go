@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"runtime"
 	"strings"
+	"sync"
 
 	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/chat"
@@ -51,6 +52,28 @@ type Info struct {
 type Model struct {
 	c    *cgo.Model
 	info Info
+
+	vocabOnce sync.Once
+	vocab     vocabCache
+}
+
+// vocabCache holds per-token facts the engine needs for every generated
+// token, read once from llama.cpp instead of through a cgo call per token.
+type vocabCache struct {
+	pieces [][]byte // text of each token (special tokens render as "")
+	eog    []bool   // whether each token ends generation
+}
+
+func (m *Model) vocabulary() *vocabCache {
+	m.vocabOnce.Do(func() {
+		n := m.info.VocabSize
+		m.vocab = vocabCache{pieces: make([][]byte, n), eog: make([]bool, n)}
+		for t := int32(0); t < int32(n); t++ {
+			m.vocab.pieces[t] = m.c.Piece(t, false)
+			m.vocab.eog[t] = m.c.IsEOG(t)
+		}
+	})
+	return &m.vocab
 }
 
 // Load validates and loads a GGUF model.
@@ -93,8 +116,11 @@ func (m *Model) Info() Info { return m.info }
 // sequence token when the model uses one; special-token text such as
 // "<|im_start|>" becomes the special token only when parseSpecial is set, so
 // that untrusted text (observations) cannot inject control tokens.
+//
+// Text must be UTF-8: invalid byte sequences are replaced by U+FFFD first,
+// because llama.cpp's tokenizer aborts the process on some of them.
 func (m *Model) Tokenize(text string, addBOS, parseSpecial bool) ([]int32, error) {
-	return m.c.Tokenize(text, addBOS, parseSpecial)
+	return m.c.Tokenize(strings.ToValidUTF8(text, "\uFFFD"), addBOS, parseSpecial)
 }
 
 // Detokenize converts token ids back to text; special tokens are rendered as
@@ -157,6 +183,9 @@ func inspect(path string) (typ, arch string, err error) {
 		return "", "", fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
+	if err := f.CheckLlamaMetadata(); err != nil {
+		return "", "", fmt.Errorf("load %s: %w", path, err)
+	}
 	typ, _ = f.GetString("general.type")
 	if typ == "" {
 		typ = "model"

@@ -77,15 +77,24 @@ func newSampler(cfg Sampling, seed uint64, sample int) *sampler {
 // logSoftmaxAt is log p(token) under the raw logits (temperature 1, no
 // filtering): the quantity Score reports and the trainer computes.
 func logSoftmaxAt(logits []float32, token int32) float32 {
-	maxv := logits[0]
-	for _, v := range logits[1:] {
-		maxv = max(maxv, v)
+	maxv := maxOf(logits)
+	return logits[token] - maxv - float32(math.Log(sumExp(logits, maxv)))
+}
+
+func maxOf(v []float32) float32 {
+	m := v[0]
+	for _, x := range v[1:] {
+		m = max(m, x)
 	}
+	return m
+}
+
+func sumExp(logits []float32, maxv float32) float64 {
 	var sum float64
 	for _, v := range logits {
-		sum += math.Exp(float64(v - maxv))
+		sum += float64(exp32(v - maxv))
 	}
-	return float32(float64(logits[token]-maxv) - math.Log(sum))
+	return sum
 }
 
 func argmax(logits []float32) int32 {
@@ -98,10 +107,14 @@ func argmax(logits []float32) int32 {
 	return int32(best)
 }
 
-// sample draws the next token from logits.
-func (s *sampler) sample(logits []float32) int32 {
+// sample draws the next token from logits and returns it with its
+// log-probability under the raw distribution (see logSoftmaxAt). At
+// temperature 1 one pass of exponentials serves both.
+func (s *sampler) sample(logits []float32) (int32, float32) {
+	maxv := maxOf(logits)
 	if s.cfg.Temperature == 0 {
-		return argmax(logits)
+		tok := argmax(logits)
+		return tok, logits[tok] - maxv - float32(math.Log(sumExp(logits, maxv)))
 	}
 	n := len(logits)
 	if cap(s.probs) < n {
@@ -110,34 +123,48 @@ func (s *sampler) sample(logits []float32) int32 {
 	}
 	probs, cand := s.probs[:n], s.cand[:0]
 	invT := 1 / s.cfg.Temperature
-	maxv := logits[argmax(logits)]
 	// Unnormalised probabilities; min-p is a threshold on them relative to
 	// the best token, whose value is exactly 1.
+	var total float64
 	for i, v := range logits {
-		p := float32(math.Exp(float64((v - maxv) * invT)))
+		p := exp32((v - maxv) * invT)
 		probs[i] = p
+		total += float64(p)
 		if p >= s.cfg.MinP {
 			cand = append(cand, int32(i))
 		}
 	}
+	var logZ float64 // log of the raw (temperature 1) partition function
+	if invT == 1 {
+		logZ = math.Log(total)
+	} else {
+		logZ = math.Log(sumExp(logits, maxv))
+	}
+	filtered := len(cand) < n
 	if k := s.cfg.TopK; k > 0 && k < len(cand) {
 		cand = topByProb(cand, probs, k)
+		filtered = true
 	}
 	if s.cfg.TopP < 1 {
 		cand = nucleus(cand, probs, s.cfg.TopP)
+		filtered = true
 	}
-	var total float64
-	for _, i := range cand {
-		total += float64(probs[i])
+	if filtered {
+		total = 0
+		for _, i := range cand {
+			total += float64(probs[i])
+		}
 	}
+	tok := cand[len(cand)-1]
 	r := s.rng.Float64() * total
 	for _, i := range cand {
 		r -= float64(probs[i])
 		if r < 0 {
-			return i
+			tok = i
+			break
 		}
 	}
-	return cand[len(cand)-1]
+	return tok, logits[tok] - maxv - float32(logZ)
 }
 
 // topByProb returns the k most probable candidates, most probable first.

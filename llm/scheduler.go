@@ -78,20 +78,21 @@ type output struct {
 
 // scheduler is the state of the engine goroutine.
 type scheduler struct {
-	e         *Engine
-	batch     *cgo.Batch
-	free      []int       // free llama.cpp sequence ids
-	active    []*sequence // admitted, holding a slot
-	waiting   []*sequence // leaders waiting for slots
-	jobs      []*job      // jobs with sequences in active or waiting
-	deferred  []*job      // jobs waiting for a different adapter set
-	adapters  []AdapterScale
+	e        *Engine
+	vocab    *vocabCache
+	batch    *cgo.Batch
+	free     []int       // free llama.cpp sequence ids
+	active   []*sequence // admitted, holding a slot
+	waiting  []*sequence // leaders waiting for slots
+	jobs     []*job      // jobs with sequences in active or waiting
+	deferred []*job      // jobs waiting for a different adapter set
+	adapters []AdapterScale
 	// adaptersChanged forces the next decode to build a new graph (see
 	// cgo.Context.SetEmbeddings).
 	adaptersChanged bool
 	lastEmbeddings  bool // whether the last decode extracted embeddings
 	outputs         []output
-	batchSeqs []batchEntry
+	batchSeqs       []batchEntry
 }
 
 // batchEntry remembers where a sequence stood before a decode, to roll its
@@ -103,7 +104,7 @@ type batchEntry struct {
 
 func (e *Engine) loop() {
 	defer close(e.done)
-	s := &scheduler{e: e, batch: cgo.NewBatch(e.opts.Batch, 1)}
+	s := &scheduler{e: e, vocab: e.model.vocabulary(), batch: cgo.NewBatch(e.opts.Batch, 1)}
 	defer s.batch.Free()
 	for i := e.opts.Parallel - 1; i >= 0; i-- {
 		s.free = append(s.free, i)
@@ -413,12 +414,12 @@ func (s *scheduler) consume(o output, logits []float32) {
 // the completion is over.
 func (s *scheduler) sampleNext(q *sequence, logits []float32) {
 	c := q.completion
-	tok := q.sampler.sample(logits)
+	tok, logprob := q.sampler.sample(logits)
 	c.Tokens = append(c.Tokens, tok)
-	c.LogProbs = append(c.LogProbs, logSoftmaxAt(logits, tok))
+	c.LogProbs = append(c.LogProbs, logprob)
 	q.next = tok
 	switch {
-	case !q.ignoreEOS && s.e.model.IsEOG(tok):
+	case !q.ignoreEOS && s.vocab.eog[tok]:
 		c.FinishReason = FinishEOS
 	case s.appendPiece(q, tok):
 		c.FinishReason = FinishStop
@@ -436,7 +437,7 @@ func (s *scheduler) sampleNext(q *sequence, logits []float32) {
 // appendPiece adds a token's text and reports whether a stop string
 // completed, cutting the text there.
 func (s *scheduler) appendPiece(q *sequence, tok int32) bool {
-	piece := s.e.model.c.Piece(tok, false)
+	piece := s.vocab.pieces[tok]
 	q.text = append(q.text, piece...)
 	for _, stop := range q.stops {
 		from := max(0, len(q.text)-len(piece)-len(stop)+1)

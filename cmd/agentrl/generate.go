@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -60,13 +59,13 @@ func runGenerate(c *cli.Context) error {
 		return err
 	}
 	if c.Bool("json") {
-		enc := json.NewEncoder(os.Stdout)
+		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
 		return enc.Encode(map[string]any{"model": l.model.Info().Path, "completions": res})
 	}
 	for i, comps := range res {
 		for _, comp := range comps {
-			fmt.Printf("--- prompt %d, sample %d (%d tokens, %s)\n%s%s\n", i, comp.Sample, len(comp.Tokens), comp.FinishReason, prompts[i], comp.Text)
+			fmt.Fprintf(c.App.Writer, "--- prompt %d, sample %d (%d tokens, %s)\n%s%s\n", i, comp.Sample, len(comp.Tokens), comp.FinishReason, prompts[i], comp.Text)
 		}
 	}
 	return nil

@@ -56,6 +56,8 @@ func newApp() *cli.App {
 			generateCommand(),
 			scoreCommand(),
 			envsCommand(),
+			initModelCommand(),
+			benchCommand(),
 		},
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 
 	"github.com/urfave/cli/v2"
 
@@ -41,15 +40,15 @@ func scoreCommand() *cli.Command {
 				return err
 			}
 			if c.Bool("json") {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
 				return enc.Encode(map[string]any{"model": l.model.Info().Path, "scores": res})
 			}
 			for i, r := range res {
-				fmt.Printf("continuation %d: %d tokens, log-probability %.4f\n", i, len(r.Tokens), r.Sum)
+				fmt.Fprintf(c.App.Writer, "continuation %d: %d tokens, log-probability %.4f\n", i, len(r.Tokens), r.Sum)
 				for k, t := range r.Tokens {
 					piece, _ := l.model.Detokenize([]int32{t}, true)
-					fmt.Printf("  %6d %-16q %9.4f\n", t, piece, r.LogProbs[k])
+					fmt.Fprintf(c.App.Writer, "  %6d %-16q %9.4f\n", t, piece, r.LogProbs[k])
 				}
 			}
 			return nil

@@ -3,7 +3,6 @@ package main
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"runtime/debug"
 
 	"github.com/urfave/cli/v2"
@@ -31,16 +30,16 @@ func versionCommand() *cli.Command {
 				"devices":          cgo.Devices(),
 			}
 			if c.Bool("json") {
-				enc := json.NewEncoder(os.Stdout)
+				enc := json.NewEncoder(c.App.Writer)
 				enc.SetIndent("", "  ")
 				return enc.Encode(v)
 			}
-			fmt.Printf("agentrl %s\n", version)
-			fmt.Printf("llama.cpp %s (github.com/ollama/ollama %s)\n", llamaCppCommit, v["llama_cpp_module"])
-			fmt.Printf("system info: %s\n", v["system_info"])
-			fmt.Printf("devices:\n")
+			fmt.Fprintf(c.App.Writer, "agentrl %s\n", version)
+			fmt.Fprintf(c.App.Writer, "llama.cpp %s (github.com/ollama/ollama %s)\n", llamaCppCommit, v["llama_cpp_module"])
+			fmt.Fprintf(c.App.Writer, "system info: %s\n", v["system_info"])
+			fmt.Fprintf(c.App.Writer, "devices:\n")
 			for _, d := range cgo.Devices() {
-				fmt.Printf("  %-8s %-5s %s (%s backend, %d MiB)\n", d.Name, d.Type, d.Description, d.Backend, d.MemoryTotal>>20)
+				fmt.Fprintf(c.App.Writer, "  %-8s %-5s %s (%s backend, %d MiB)\n", d.Name, d.Type, d.Description, d.Backend, d.MemoryTotal>>20)
 			}
 			return nil
 		},
