@@ -21,6 +21,7 @@ func benchCommand() *cli.Command {
 		Usage: "measure speed (JSON on stdout with --json)",
 		Subcommands: []*cli.Command{
 			benchInferCommand(),
+			benchEnvsCommand(),
 		},
 	}
 }

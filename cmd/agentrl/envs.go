@@ -20,6 +20,7 @@ import (
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/envs/remote"
 	"github.com/agentrl/agentrl/envs/runner"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 func envsCommand() *cli.Command {
@@ -47,8 +48,8 @@ func envsCommand() *cli.Command {
 				Name:      "eval",
 				Usage:     "run a policy for some episodes and report success, reward and steps",
 				ArgsUsage: "NAME",
-				Flags: append(runFlags(string(envs.Test)),
-					&cli.StringFlag{Name: "policy", Value: "expert", Usage: "expert or random"},
+				Flags: append(append(append(runFlags(string(envs.Test)), modelFlags(false)...), samplingFlags(128)...),
+					&cli.StringFlag{Name: "policy", Value: "expert", Usage: "expert, random, or model (with --model and optionally --lora)"},
 					&cli.BoolFlag{Name: "json", Usage: "print the results as JSON"},
 					&cli.StringFlag{Name: "out", Usage: "write the trajectories to `FILE` (JSON lines)"},
 					&cli.StringFlag{Name: "remote", Usage: "drive the environment served at `URL` (AgentGym protocol) instead of the built-in one"},
@@ -62,7 +63,7 @@ func envsCommand() *cli.Command {
 				Usage:     "write expert demonstrations as chat messages for supervised fine-tuning",
 				ArgsUsage: "NAME",
 				Flags: append(runFlags(string(envs.Train)),
-					&cli.StringFlag{Name: "out", Usage: "write the demonstrations to `FILE` (JSON lines)", Required: true},
+					&cli.StringFlag{Name: "out", Usage: "write the demonstrations to `FILE` (JSON lines; required)"},
 				),
 				Action: runEnvsDemos,
 			},
@@ -99,16 +100,60 @@ type envSource struct {
 	spec   envs.Spec
 }
 
-// builtinEnv looks up a built-in environment named by the command's first
-// argument.
-func builtinEnv(c *cli.Context) (envSource, error) {
-	name := c.Args().First()
-	if name == "" {
-		return envSource{}, fmt.Errorf("name an environment (built in: %s)", strings.Join(registry.Names(), ", "))
+// envName returns the environment the command names. urfave/cli stops
+// reading flags at the first argument, so the flags written after the name
+// ("envs eval webshop --episodes 10") are applied here.
+func envName(c *cli.Context) (string, error) {
+	var args []string
+	rest := c.Args().Slice()
+	for i := 0; i < len(rest); i++ {
+		a := rest[i]
+		if a == "--" {
+			args = append(args, rest[i+1:]...)
+			break
+		}
+		if !strings.HasPrefix(a, "-") || a == "-" {
+			args = append(args, a)
+			continue
+		}
+		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
+		flag := lookupFlag(c.Command.Flags, name)
+		if flag == nil {
+			return "", fmt.Errorf("flag provided but not defined: %s", a)
+		}
+		if _, isBool := flag.(*cli.BoolFlag); isBool && !hasValue {
+			value = "true"
+		} else if !hasValue {
+			if i+1 == len(rest) {
+				return "", fmt.Errorf("flag needs an argument: %s", a)
+			}
+			i++
+			value = rest[i]
+		}
+		if err := c.Set(name, value); err != nil {
+			return "", fmt.Errorf("invalid value %q for flag %s: %w", value, a, err)
+		}
 	}
-	if c.NArg() > 1 {
-		return envSource{}, fmt.Errorf("one environment at a time, got %q", c.Args().Slice())
+	switch len(args) {
+	case 0:
+		return "", fmt.Errorf("name an environment (built in: %s)", strings.Join(registry.Names(), ", "))
+	case 1:
+		return args[0], nil
 	}
+	return "", fmt.Errorf("one environment at a time, got %q", args)
+}
+
+func lookupFlag(flags []cli.Flag, name string) cli.Flag {
+	for _, f := range flags {
+		if slices.Contains(f.Names(), name) {
+			return f
+		}
+	}
+	return nil
+}
+
+// builtinEnv looks up a built-in environment.
+func builtinEnv(name string) (envSource, error) {
 	f, err := registry.Lookup(name)
 	if err != nil {
 		return envSource{}, err
@@ -116,14 +161,10 @@ func builtinEnv(c *cli.Context) (envSource, error) {
 	return envSource{newEnv: f, spec: f().Spec()}, nil
 }
 
-// remoteEnv connects to the server at --remote. The spec comes from the
-// built-in environment of the same name, else from --spec, else from the
-// server.
-func remoteEnv(c *cli.Context) (envSource, error) {
-	name := c.Args().First()
-	if name == "" {
-		return envSource{}, errors.New("name the environment the --remote server runs")
-	}
+// remoteEnv connects to the server at --remote, which runs the environment
+// name. The spec comes from --spec, else from the built-in environment of
+// that name, else from the server.
+func remoteEnv(c *cli.Context, name string) (envSource, error) {
 	proto, err := remote.LookupProtocol(c.String("protocol"))
 	if err != nil {
 		return envSource{}, fmt.Errorf("--protocol: %w", err)
@@ -191,18 +232,32 @@ func runConfig(c *cli.Context, src envSource) (runner.Config, error) {
 	return cfg, nil
 }
 
-// newPolicy makes the policy --policy names for episodes in src.
-func newPolicy(c *cli.Context, src envSource) (runner.Policy, error) {
-	switch name := c.String("policy"); name {
+// newPolicy makes the policy --policy names for episodes in src; close
+// frees what it holds (a model).
+func newPolicy(c *cli.Context, src envSource, parallel int) (policy runner.Policy, close func(), err error) {
+	name := c.String("policy")
+	if name != "model" && c.IsSet("model") {
+		return nil, nil, fmt.Errorf("--model goes with --policy model, not --policy %s", name)
+	}
+	switch name {
 	case "expert":
 		if _, ok := src.newEnv().(envs.Expert); !ok {
-			return nil, fmt.Errorf("--policy expert: %s has no expert here (remote environments have none)", src.spec.Name)
+			return nil, nil, fmt.Errorf("--policy expert: %s has no expert here (remote environments have none)", src.spec.Name)
 		}
-		return runner.Expert(), nil
+		return runner.Expert(), func() {}, nil
 	case "random":
-		return runner.NewRandom(c.Int64("seed0")), nil
+		return runner.NewRandom(c.Int64("seed0")), func() {}, nil
+	case "model":
+		if c.String("model") == "" {
+			return nil, nil, errors.New("--policy model needs --model FILE")
+		}
+		l, err := openModel(c, parallel)
+		if err != nil {
+			return nil, nil, err
+		}
+		return &rollout.LLMPolicy{Engine: l.engine, Sampling: samplingFromFlags(c), Adapters: l.adapters}, l.Close, nil
 	default:
-		return nil, fmt.Errorf("--policy: unknown policy %q (want expert or random)", name)
+		return nil, nil, fmt.Errorf("--policy: unknown policy %q (want expert, random or model)", name)
 	}
 }
 
@@ -233,7 +288,11 @@ func runEnvsList(c *cli.Context) error {
 }
 
 func runEnvsPlay(c *cli.Context) error {
-	src, err := builtinEnv(c)
+	name, err := envName(c)
+	if err != nil {
+		return err
+	}
+	src, err := builtinEnv(name)
 	if err != nil {
 		return err
 	}
@@ -311,15 +370,18 @@ func readAction(lines *bufio.Reader, out io.Writer, available []string) (string,
 }
 
 func runEnvsEval(c *cli.Context) error {
+	name, err := envName(c)
+	if err != nil {
+		return err
+	}
 	var src envSource
-	var err error
 	if c.String("remote") != "" {
-		src, err = remoteEnv(c)
+		src, err = remoteEnv(c, name)
 	} else {
 		if c.IsSet("protocol") || c.IsSet("spec") {
 			return errors.New("--protocol and --spec go with --remote")
 		}
-		src, err = builtinEnv(c)
+		src, err = builtinEnv(name)
 	}
 	if err != nil {
 		return err
@@ -328,10 +390,11 @@ func runEnvsEval(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	policy, err := newPolicy(c, src)
+	policy, closePolicy, err := newPolicy(c, src, cfg.Parallel)
 	if err != nil {
 		return err
 	}
+	defer closePolicy()
 	var f *os.File
 	var w *runner.Writer
 	if path := c.String("out"); path != "" {
@@ -390,9 +453,17 @@ func printSummary(w io.Writer, env string, cfg runner.Config, policy string, s r
 }
 
 func runEnvsDemos(c *cli.Context) error {
-	src, err := builtinEnv(c)
+	name, err := envName(c)
 	if err != nil {
 		return err
+	}
+	src, err := builtinEnv(name)
+	if err != nil {
+		return err
+	}
+	path := c.String("out")
+	if path == "" {
+		return errors.New("--out: name the file to write the demonstrations to")
 	}
 	cfg, err := runConfig(c, src)
 	if err != nil {
@@ -401,7 +472,6 @@ func runEnvsDemos(c *cli.Context) error {
 	if _, ok := src.newEnv().(envs.Expert); !ok {
 		return fmt.Errorf("%s has no expert to demonstrate with", src.spec.Name)
 	}
-	path := c.String("out")
 	f, err := os.Create(path)
 	if err != nil {
 		return err
@@ -435,7 +505,11 @@ func runEnvsDemos(c *cli.Context) error {
 }
 
 func runEnvsServe(c *cli.Context) error {
-	src, err := builtinEnv(c)
+	name, err := envName(c)
+	if err != nil {
+		return err
+	}
+	src, err := builtinEnv(name)
 	if err != nil {
 		return err
 	}

@@ -171,3 +171,29 @@ func TestBadInputFailsCleanly(t *testing.T) {
 		}
 	}
 }
+
+func TestEvalWithTheModelPolicy(t *testing.T) {
+	model := tinyModel(t)
+	traj := filepath.Join(t.TempDir(), "traj.jsonl")
+	out, err := runApp(t, newApp(), "envs", "eval", "math", "--policy", "model", "--model", model,
+		"--episodes", "3", "--parallel", "3", "--max-tokens", "12", "--seed", "2", "--out", traj, "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Summary struct{ Episodes int }
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Summary.Episodes != 3 {
+		t.Fatalf("eval --json: %v\n%s", err, out)
+	}
+	data, err := os.ReadFile(traj)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(data), `"token_ids"`) || !strings.Contains(string(data), `"logprobs"`) {
+		t.Fatalf("model trajectories should keep token ids and log-probs:\n%.300s", data)
+	}
+	if _, err := runApp(t, newApp(), "envs", "eval", "math", "--policy", "model"); err == nil || !strings.Contains(err.Error(), "--model") {
+		t.Fatalf("want an error asking for --model, got %v", err)
+	}
+}

@@ -11,10 +11,11 @@ import (
 	"github.com/agentrl/agentrl/llm"
 )
 
-// modelFlags are the flags of every command that runs a model.
-func modelFlags() []cli.Flag {
+// modelFlags are the flags of every command that runs a model; required
+// says whether --model must be given.
+func modelFlags(required bool) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file", Required: true},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file", Required: required},
 		&cli.StringSliceFlag{Name: "lora", Usage: "LoRA adapter `FILE[:SCALE]` (GGUF, repeatable; scale defaults to 1)"},
 		&cli.IntFlag{Name: "ctx", Usage: "context length per sequence in tokens (0 = the model's, at most 2048)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0 = one per core)"},

@@ -14,7 +14,7 @@ func scoreCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "score",
 		Usage: "log-probability of each token of a continuation given a prompt",
-		Flags: append(modelFlags(),
+		Flags: append(modelFlags(true),
 			&cli.StringFlag{Name: "prompt", Aliases: []string{"p"}, Usage: "prompt text", Required: true},
 			&cli.StringSliceFlag{Name: "continuation", Aliases: []string{"c"}, Usage: "continuation to score (repeatable: scored together)", Required: true},
 			&cli.BoolFlag{Name: "chat", Usage: "wrap the prompt as a user message in the model's chat template"},

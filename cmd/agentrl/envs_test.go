@@ -1,0 +1,277 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/registry"
+	"github.com/agentrl/agentrl/envs/runner"
+	"github.com/agentrl/agentrl/envs/runner/runnertest"
+)
+
+// runApp runs the command line with args and returns what it printed.
+func runApp(t *testing.T, app *cli.App, args ...string) (string, error) {
+	t.Helper()
+	var out bytes.Buffer
+	app.Writer = &out
+	app.ErrWriter = io.Discard
+	err := app.RunContext(context.Background(), append([]string{"agentrl"}, args...))
+	return out.String(), err
+}
+
+// someEnv is a built-in environment with an expert, for tests that need
+// one.
+func someEnv(t *testing.T) string {
+	t.Helper()
+	for _, name := range registry.Names() {
+		f, _ := registry.Lookup(name)
+		if _, ok := f().(envs.Expert); ok {
+			return name
+		}
+	}
+	t.Skip("no built-in environment with an expert")
+	return ""
+}
+
+func TestPlayInTheTerminal(t *testing.T) {
+	g := runnertest.New()
+	g.Reset(envs.Train, 42)
+	target := g.Target()
+	low := "1"
+	if target == 1 {
+		low = "2" // "2" picks guess[2], which is too high
+	}
+	in := fmt.Sprintf("\n%s\nguess[%d]\n", low, target)
+	var out bytes.Buffer
+	if err := play(strings.NewReader(in), &out, runnertest.New(), envs.Train, 42); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{
+		"== guess, train split, seed 42: up to 8 steps ==",
+		"The hidden number is between 1 and 16.",
+		"Available actions (type one, or its number):\n  1. guess[1]\n",
+		"--- step 2 ---",
+		"reward 1, done true",
+		"Episode over: return 1, score 1, success true",
+	} {
+		if !strings.Contains(out.String(), want) {
+			t.Errorf("output lacks %q:\n%s", want, out.String())
+		}
+	}
+
+	out.Reset()
+	if err := play(strings.NewReader("dance"), &out, runnertest.New(), envs.Train, 42); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), "(invalid action)") || !strings.HasSuffix(out.String(), "(end of input)\n") {
+		t.Fatalf("invalid action then end of input:\n%s", out.String())
+	}
+}
+
+func TestEnvsFlagsAreValidated(t *testing.T) {
+	name := someEnv(t)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"envs", "eval"}, "name an environment (built in: "},
+		{[]string{"envs", "eval", "nosuchenv"}, `unknown environment "nosuchenv"`},
+		{[]string{"envs", "eval", name, "other"}, "one environment at a time"},
+		{[]string{"envs", "eval", name, "--split", "dev"}, `--split: unknown split "dev"`},
+		{[]string{"envs", "eval", name, "--episodes", "0"}, "--episodes 0 must be > 0"},
+		{[]string{"envs", "eval", name, "--parallel=-1"}, "--parallel -1 must be > 0"},
+		{[]string{"envs", "eval", name, "--policy", "oracle"}, `--policy: unknown policy "oracle" (want expert, random or model)`},
+		{[]string{"envs", "eval", name, "--protocol", "webshop"}, "--protocol and --spec go with --remote"},
+		{[]string{"envs", "eval", name, "--remote", "http://127.0.0.1:1", "--protocol", "gopher"}, `--protocol: unknown protocol "gopher"`},
+		{[]string{"envs", "eval", name, "--remote", "localhost:80"}, "not an http(s) URL"},
+		{[]string{"envs", "eval", name, "--bogus"}, "flag provided but not defined: --bogus"},
+		{[]string{"envs", "eval", name, "--episodes"}, "flag needs an argument: --episodes"},
+		{[]string{"envs", "eval", name, "--episodes", "many"}, `invalid value "many" for flag --episodes`},
+		{[]string{"envs", "demos", name}, "--out: name the file"},
+		{[]string{"envs", "serve", name, "--max-instances", "0"}, "--max-instances 0 must be > 0"},
+		{[]string{"envs", "play", name, "--split", "validation"}, `unknown split "validation"`},
+	} {
+		_, err := runApp(t, newApp(), tc.args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%v: got %v, want %q", tc.args, err, tc.want)
+		}
+	}
+}
+
+func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
+	name := someEnv(t)
+	path := filepath.Join(t.TempDir(), "traj.jsonl")
+	out, err := runApp(t, newApp(), "envs", "eval", name, "--episodes", "6", "--parallel", "3", "--seed0", "10", "--json", "--out", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Env     string
+		Split   string
+		Policy  string
+		Seed0   int64
+		Summary runner.Summary
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if res.Env != name || res.Split != "test" || res.Policy != "expert" || res.Seed0 != 10 || res.Summary.Episodes != 6 || res.Summary.Errors != 0 {
+		t.Fatalf("results %+v", res)
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	trajs, err := runner.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trajs) != 6 {
+		t.Fatalf("%d trajectories written", len(trajs))
+	}
+	if got := runner.Summarize(trajs); got != res.Summary {
+		t.Fatalf("summary of the file %+v differs from the printed one %+v", got, res.Summary)
+	}
+
+	text, err := runApp(t, newApp(), "envs", "eval", name, "--episodes", "2", "--policy", "random")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{name + ", test split, seeds 0-1, random policy", "success rate", "mean steps", "invalid actions"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+func TestDemosAreChatConversations(t *testing.T) {
+	name := someEnv(t)
+	path := filepath.Join(t.TempDir(), "demos.jsonl")
+	out, err := runApp(t, newApp(), "envs", "demos", name, "--episodes", "5", "--out", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	lines := strings.Split(strings.TrimSpace(string(data)), "\n")
+	if !strings.HasPrefix(out, fmt.Sprintf("wrote %d %s demonstrations (train split, seeds 0-4)", len(lines), name)) {
+		t.Fatalf("report %q for %d lines", out, len(lines))
+	}
+	for i, line := range lines {
+		var d runner.Demonstration
+		if err := json.Unmarshal([]byte(line), &d); err != nil {
+			t.Fatalf("line %d: %v", i+1, err)
+		}
+		if len(d.Messages) < 3 || d.Messages[0].Role != chat.System {
+			t.Fatalf("line %d: %d messages, first %q", i+1, len(d.Messages), d.Messages[0].Role)
+		}
+		for j, m := range d.Messages[1:] {
+			want := chat.User
+			if j%2 == 1 {
+				want = chat.Assistant
+				if !strings.HasPrefix(m.Content, "Action: ") {
+					t.Fatalf("line %d: assistant turn %q", i+1, m.Content)
+				}
+			}
+			if m.Role != want {
+				t.Fatalf("line %d: message %d has role %q, want %q", i+1, j+1, m.Role, want)
+			}
+		}
+	}
+}
+
+func TestServeThenEvalRemotely(t *testing.T) {
+	name := someEnv(t)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	logR, logW := io.Pipe()
+	app := newApp()
+	app.Writer, app.ErrWriter = io.Discard, logW
+	served := make(chan error, 1)
+	go func() {
+		served <- app.RunContext(ctx, []string{"agentrl", "envs", "serve", name, "--addr", "127.0.0.1:0"})
+		logW.Close()
+	}()
+	line, err := bufio.NewReader(logR).ReadString('\n')
+	if err != nil {
+		t.Fatalf("no serving message: %v (%v)", err, <-served)
+	}
+	go io.Copy(io.Discard, logR)
+	_, rest, ok := strings.Cut(line, " on ")
+	url, _, _ := strings.Cut(rest, " ")
+	if !ok || !strings.HasPrefix(url, "http://127.0.0.1:") {
+		t.Fatalf("serving message %q", line)
+	}
+
+	out, err := runApp(t, newApp(), "envs", "eval", name, "--remote", url, "--policy", "random", "--episodes", "4", "--parallel", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct{ Summary runner.Summary }
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatal(err)
+	}
+	if res.Summary.Episodes != 4 || res.Summary.Errors != 0 {
+		t.Fatalf("remote summary %+v", res.Summary)
+	}
+	// Remote random episodes equal local ones with the same seeds.
+	local, err := runApp(t, newApp(), "envs", "eval", name, "--policy", "random", "--episodes", "4", "--parallel", "2", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var localRes struct{ Summary runner.Summary }
+	json.Unmarshal([]byte(local), &localRes)
+	if localRes.Summary != res.Summary {
+		t.Fatalf("remote %+v differs from local %+v", res.Summary, localRes.Summary)
+	}
+	if _, err := runApp(t, newApp(), "envs", "eval", name, "--remote", url, "--episodes", "1"); err == nil || !strings.Contains(err.Error(), "has no expert here") {
+		t.Fatalf("expert over --remote: %v", err)
+	}
+
+	cancel()
+	if err := <-served; err != nil {
+		t.Fatalf("serve after interrupt: %v", err)
+	}
+}
+
+func TestBenchEnvsReportsThroughput(t *testing.T) {
+	name := someEnv(t)
+	app := &cli.App{Name: "bench", Commands: []*cli.Command{benchEnvsCommand()}}
+	out, err := runApp(t, app, "envs", "--env", name, "--parallel", "4", "--steps", "400")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Parallel int
+		Envs     []envBench
+		Total    map[string]float64
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if res.Parallel != 4 || len(res.Envs) != 1 {
+		t.Fatalf("results %+v", res)
+	}
+	e := res.Envs[0]
+	if e.Env != name || e.RunnerSteps < 400 || e.RawSteps < 400 || e.RunnerStepsPerSec <= 0 || e.RawStepsPerSec <= 0 {
+		t.Fatalf("measurements %+v", e)
+	}
+	if res.Total["runner_steps_per_sec"] <= 0 || res.Total["raw_steps_per_sec"] <= 0 {
+		t.Fatalf("totals %+v", res.Total)
+	}
+}

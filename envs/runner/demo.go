@@ -1,0 +1,29 @@
+package runner
+
+import (
+	"github.com/agentrl/agentrl/chat"
+)
+
+// Demonstration is a trajectory as a supervised fine-tuning example, in the
+// common chat format: {"messages": [{"role": "system", ...}, ...]}.
+type Demonstration struct {
+	Messages []chat.Message `json:"messages"`
+}
+
+// NewDemonstration turns t into a conversation: the instruction as the
+// system message, each observation as a user message and each action as an
+// assistant message written "Action: <parsed action>", the format every
+// environment's instruction asks for. Writing the parsed action rather
+// than the raw text drops whatever else the acting policy produced, so
+// demonstrations from any policy teach the same clean format.
+func NewDemonstration(t *Trajectory) Demonstration {
+	msgs := make([]chat.Message, 0, 1+2*len(t.Steps))
+	msgs = append(msgs, chat.Message{Role: chat.System, Content: t.Instruction})
+	for _, s := range t.Steps {
+		msgs = append(msgs,
+			chat.Message{Role: chat.User, Content: s.Observation},
+			chat.Message{Role: chat.Assistant, Content: "Action: " + s.ParsedAction},
+		)
+	}
+	return Demonstration{Messages: msgs}
+}

@@ -1,0 +1,150 @@
+package runner
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"strings"
+	"sync"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+)
+
+// Request asks a policy for the next action of one environment instance.
+type Request struct {
+	// Env is the environment's name.
+	Env string
+	// Messages is the conversation so far: the system message (the
+	// environment's Instruction), then alternating user observations and
+	// assistant actions, ending with the observation to act on. The slice
+	// belongs to the runner: read it during Act, do not keep or modify it.
+	Messages []chat.Message
+	// Available lists the actions valid now, or is nil where the
+	// environment does not enumerate them.
+	Available []string
+	// Instance is the environment instance the request comes from, so that
+	// policies can ask it for an expert action (envs.Expert) or action
+	// examples (ActionExamples). Policies must not call Reset or Step.
+	Instance envs.Env
+}
+
+// Response is a policy's answer to one Request.
+type Response struct {
+	// Text is the model's raw output; the environment parses the action
+	// from it.
+	Text string
+	// TokenIDs and LogProbs describe the generated tokens, where the policy
+	// is a language model; other policies leave them nil.
+	TokenIDs []int32
+	LogProbs []float32
+}
+
+// Policy chooses actions. Act receives every environment that is waiting
+// for an action at once, so that a language model can serve them in one
+// batch, and returns one Response per Request, in order.
+type Policy interface {
+	Act(ctx context.Context, batch []Request) ([]Response, error)
+}
+
+// PolicyFunc adapts a function to the Policy interface.
+type PolicyFunc func(ctx context.Context, batch []Request) ([]Response, error)
+
+// Act calls f.
+func (f PolicyFunc) Act(ctx context.Context, batch []Request) ([]Response, error) {
+	return f(ctx, batch)
+}
+
+// ActionExamples is implemented by environments whose actions are free text
+// and so cannot be listed (a search query, a question, an answer). The
+// examples show the shape of an action, e.g. "search[red shoes]", and serve
+// the Random policy.
+type ActionExamples interface {
+	ExampleActions() []string
+}
+
+// Expert acts with each environment's own expert (envs.Expert). Its
+// trajectories are demonstrations.
+func Expert() Policy {
+	return PolicyFunc(func(_ context.Context, batch []Request) ([]Response, error) {
+		out := make([]Response, len(batch))
+		for i, req := range batch {
+			expert, ok := req.Instance.(envs.Expert)
+			if !ok {
+				return nil, fmt.Errorf("expert policy: environment %s has no expert", req.Env)
+			}
+			action, err := expert.ExpertAction()
+			if err != nil {
+				return nil, fmt.Errorf("expert policy: %s: %w", req.Env, err)
+			}
+			out[i].Text = action
+		}
+		return out, nil
+	})
+}
+
+// Random is a baseline policy. It picks uniformly among the available
+// actions; where the environment does not list them, among its example
+// actions (ActionExamples); failing that, among the examples its
+// instruction gives, the lines that start with "Action:". It answers
+// "Action: <choice>", the format every environment's instruction asks for.
+// A Random policy driven by the runner is deterministic for a given seed,
+// because the runner orders each batch by instance.
+type Random struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+	// instructionExamples caches the examples found in each instruction.
+	instructionExamples map[string][]string
+}
+
+// NewRandom returns a Random policy seeded with seed.
+func NewRandom(seed int64) *Random {
+	return &Random{
+		rng:                 rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
+		instructionExamples: map[string][]string{},
+	}
+}
+
+// errNoActions reports an environment that neither lists its actions nor
+// gives examples, so that Random has nothing to draw from.
+var errNoActions = errors.New("lists no available actions and gives no action examples")
+
+// Act draws one action per request.
+func (p *Random) Act(_ context.Context, batch []Request) ([]Response, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Response, len(batch))
+	for i, req := range batch {
+		choices := req.Available
+		if len(choices) == 0 {
+			if ex, ok := req.Instance.(ActionExamples); ok {
+				choices = ex.ExampleActions()
+			}
+		}
+		if len(choices) == 0 && len(req.Messages) > 0 && req.Messages[0].Role == chat.System {
+			choices = p.examplesIn(req.Messages[0].Content)
+		}
+		if len(choices) == 0 {
+			return nil, fmt.Errorf("random policy: environment %s %w", req.Env, errNoActions)
+		}
+		out[i].Text = "Action: " + choices[p.rng.IntN(len(choices))]
+	}
+	return out, nil
+}
+
+// examplesIn returns the actions of the instruction's example lines
+// ("Action: ...").
+func (p *Random) examplesIn(instruction string) []string {
+	if ex, ok := p.instructionExamples[instruction]; ok {
+		return ex
+	}
+	var ex []string
+	for _, line := range strings.Split(instruction, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Action:"); ok && strings.TrimSpace(rest) != "" {
+			ex = append(ex, envs.ParseAction(rest))
+		}
+	}
+	p.instructionExamples[instruction] = ex
+	return ex
+}

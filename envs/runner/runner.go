@@ -1,0 +1,427 @@
+// Package runner runs policies in environments and records what happens.
+//
+// The runner drives N environment instances, each in its own goroutine, for
+// E episodes drawn from one split with seeds seed0, seed0+1, ... At every
+// step it gathers the requests of all instances waiting for an action into
+// ONE Policy.Act call, so that a language model serves them as one batch;
+// an instance whose episode ends starts the next one if any remain. The
+// result is one Trajectory per episode (trajectory.go, written as JSON lines
+// as documented in docs/trajectories.md), which Summarize condenses and
+// NewDemonstration turns into fine-tuning examples.
+//
+// A run is deterministic for deterministic environments and policies:
+// episodes are handed to instances and requests are ordered in each batch by
+// instance number, whatever the goroutines' timing.
+package runner
+
+import (
+	"cmp"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+)
+
+// Config describes a run.
+type Config struct {
+	// NewEnv makes a fresh environment instance; it is called from several
+	// goroutines at once. Instances that implement io.Closer are closed
+	// when the run ends or when they are discarded after a failure.
+	NewEnv func() envs.Env
+	// Parallel is the number of instances (default 1; at most Episodes are
+	// used).
+	Parallel int
+	// Episodes is the number of episodes to run, with seeds Seed0 to
+	// Seed0+Episodes-1.
+	Episodes int
+	Split    envs.Split
+	Seed0    int64
+	// MaxSteps ends (truncates) an episode after this many steps; 0 means
+	// the environment's Spec().MaxSteps.
+	MaxSteps int
+	// StepTimeout bounds each Reset and Step call; an instance that exceeds
+	// it fails its episode and is replaced. 0 means no limit.
+	StepTimeout time.Duration
+}
+
+func (c *Config) validate() error {
+	switch {
+	case c.NewEnv == nil:
+		return errors.New("runner: no environment factory")
+	case c.Episodes <= 0:
+		return fmt.Errorf("runner: episodes must be positive, got %d", c.Episodes)
+	case c.Parallel < 0:
+		return fmt.Errorf("runner: parallel must not be negative, got %d", c.Parallel)
+	case c.MaxSteps < 0:
+		return fmt.Errorf("runner: max steps must not be negative, got %d", c.MaxSteps)
+	case c.StepTimeout < 0:
+		return fmt.Errorf("runner: step timeout must not be negative, got %v", c.StepTimeout)
+	}
+	if _, err := envs.ParseSplit(string(c.Split)); err != nil {
+		return fmt.Errorf("runner: %w", err)
+	}
+	return nil
+}
+
+// Run runs cfg.Episodes episodes with policy and returns their trajectories
+// ordered by seed. An environment failure is recorded in its episode's
+// Error and the run goes on; a policy failure or the end of ctx stops the
+// run, and Run returns the episodes completed so far with the error.
+func Run(ctx context.Context, cfg Config, policy Policy) ([]Trajectory, error) {
+	out := make([]Trajectory, 0, max(cfg.Episodes, 0))
+	err := Stream(ctx, cfg, policy, func(t *Trajectory) error {
+		out = append(out, *t)
+		return nil
+	})
+	slices.SortFunc(out, func(a, b Trajectory) int { return cmp.Compare(a.Seed, b.Seed) })
+	return out, err
+}
+
+// Stream is Run without keeping the trajectories: it calls emit with each
+// finished episode, from a single goroutine; with deterministic
+// environments and policy the order is the same on every run. An error
+// from emit stops the run and is returned.
+func Stream(ctx context.Context, cfg Config, policy Policy, emit func(*Trajectory) error) error {
+	if err := cfg.validate(); err != nil {
+		return err
+	}
+	if policy == nil {
+		return errors.New("runner: no policy")
+	}
+	n := min(max(cfg.Parallel, 1), cfg.Episodes)
+	// Every worker has at most one event in flight, so sends never block.
+	events := make(chan event, n)
+	quit := make(chan struct{})
+	workers := make([]*worker, n)
+	var wg sync.WaitGroup
+	for i := range workers {
+		w := &worker{
+			slot:   i,
+			cfg:    &cfg,
+			jobs:   make(chan int, 1),
+			reply:  make(chan Response, 1),
+			events: events,
+			quit:   quit,
+		}
+		workers[i] = w
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			w.run()
+		}()
+	}
+	c := &coordinator{cfg: &cfg, policy: policy, emit: emit, workers: workers, events: events}
+	err := c.loop(ctx)
+	if err != nil {
+		// Wake every worker: those waiting for an action, and those in a
+		// timed call.
+		close(quit)
+		for _, w := range workers {
+			close(w.reply)
+		}
+	}
+	for _, w := range workers {
+		close(w.jobs)
+	}
+	wg.Wait()
+	return err
+}
+
+// event is what a worker tells the coordinator: either it waits for an
+// action (req) or its episode is over (done).
+type event struct {
+	slot int
+	req  Request
+	done *Trajectory
+}
+
+// coordinator hands episodes to workers and batches their requests.
+type coordinator struct {
+	cfg     *Config
+	policy  Policy
+	emit    func(*Trajectory) error
+	workers []*worker
+	events  chan event
+
+	next     int           // next episode index to hand out
+	busy     int           // workers running an episode
+	nWaiting int           // busy workers waiting for an action
+	idle     []int         // workers without an episode
+	finished []*Trajectory // per worker: the episode it has just finished
+	waiting  []bool        // per worker: pending holds its request
+	pending  []Request     // per worker
+	batch    []Request     // reused across steps
+	slots    []int         // batch[i] came from worker slots[i]
+}
+
+func (c *coordinator) loop(ctx context.Context) error {
+	n := len(c.workers)
+	c.finished = make([]*Trajectory, n)
+	c.waiting = make([]bool, n)
+	c.pending = make([]Request, n)
+	c.batch = make([]Request, 0, n)
+	c.slots = make([]int, 0, n)
+	for i := range n {
+		c.idle = append(c.idle, i)
+	}
+	if err := c.settle(); err != nil {
+		return err
+	}
+	for c.busy > 0 {
+		for c.nWaiting < c.busy {
+			var ev event
+			select {
+			case ev = <-c.events:
+			default:
+				// Nothing is ready: wait for a worker or the end of ctx.
+				select {
+				case ev = <-c.events:
+				case <-ctx.Done():
+					return ctx.Err()
+				}
+			}
+			if ev.done != nil {
+				c.busy--
+				c.finished[ev.slot] = ev.done
+				c.idle = append(c.idle, ev.slot)
+			} else {
+				c.pending[ev.slot] = ev.req
+				c.waiting[ev.slot] = true
+				c.nWaiting++
+			}
+			// Every busy worker has reported for this step: the set of
+			// finished episodes is now independent of timing.
+			if c.nWaiting == c.busy {
+				if err := c.settle(); err != nil {
+					return err
+				}
+			}
+		}
+		if c.busy == 0 {
+			break
+		}
+		if err := c.act(ctx); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// settle emits the finished episodes and hands the next episodes to idle
+// workers, both in worker order.
+func (c *coordinator) settle() error {
+	slices.Sort(c.idle)
+	for _, s := range c.idle {
+		if t := c.finished[s]; t != nil {
+			c.finished[s] = nil
+			if err := c.emit(t); err != nil {
+				return err
+			}
+		}
+	}
+	for len(c.idle) > 0 && c.next < c.cfg.Episodes {
+		s := c.idle[0]
+		c.idle = c.idle[1:]
+		c.workers[s].jobs <- c.next
+		c.next++
+		c.busy++
+	}
+	return nil
+}
+
+// act sends the pending requests to the policy as one batch and returns
+// each answer to its worker.
+func (c *coordinator) act(ctx context.Context) error {
+	c.batch, c.slots = c.batch[:0], c.slots[:0]
+	for s, ok := range c.waiting {
+		if ok {
+			c.batch = append(c.batch, c.pending[s])
+			c.slots = append(c.slots, s)
+		}
+	}
+	resps, err := c.policy.Act(ctx, c.batch)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err != nil {
+		return fmt.Errorf("runner: policy: %w", err)
+	}
+	if len(resps) != len(c.batch) {
+		return fmt.Errorf("runner: policy answered %d requests with %d responses", len(c.batch), len(resps))
+	}
+	for i, s := range c.slots {
+		c.workers[s].reply <- resps[i]
+		c.waiting[s] = false
+		c.pending[s] = Request{}
+	}
+	c.nWaiting = 0
+	return nil
+}
+
+// maxStepsHint caps the steps preallocated per episode: most episodes are
+// far shorter than their limit.
+const maxStepsHint = 16
+
+// errAborted ends a worker's episode when the run stops.
+var errAborted = errors.New("run aborted")
+
+// worker owns one environment instance and plays the episodes the
+// coordinator hands it.
+type worker struct {
+	slot   int
+	cfg    *Config
+	env    envs.Env // nil until needed, and after a failure
+	jobs   chan int
+	reply  chan Response
+	events chan<- event
+	quit   <-chan struct{}
+}
+
+func (w *worker) run() {
+	defer w.discard()
+	for ep := range w.jobs {
+		t, err := w.episode(ep)
+		if err != nil {
+			return
+		}
+		w.events <- event{slot: w.slot, done: t}
+	}
+}
+
+// episode plays one episode. Environment failures end up in the
+// trajectory; the only error is errAborted.
+func (w *worker) episode(ep int) (*Trajectory, error) {
+	if w.env == nil {
+		w.env = w.cfg.NewEnv()
+	}
+	env := w.env
+	spec := env.Spec()
+	seed := w.cfg.Seed0 + int64(ep)
+	t := &Trajectory{Env: spec.Name, Split: w.cfg.Split, Seed: seed, Instruction: spec.Instruction}
+	maxSteps := w.cfg.MaxSteps
+	if maxSteps == 0 {
+		maxSteps = spec.MaxSteps
+	}
+	if maxSteps <= 0 {
+		t.Error = fmt.Sprintf("environment %s declares no step limit (max_steps %d) and none was configured", spec.Name, spec.MaxSteps)
+		return t, nil
+	}
+
+	obs, err := call(w.cfg.StepTimeout, w.quit, func() (string, error) { return env.Reset(w.cfg.Split, seed) })
+	if err != nil {
+		return w.fail(t, fmt.Errorf("reset: %w", err))
+	}
+	t.Steps = make([]Step, 0, min(maxSteps, maxStepsHint))
+	history := make([]chat.Message, 0, 2+2*min(maxSteps, maxStepsHint))
+	history = append(history,
+		chat.Message{Role: chat.System, Content: spec.Instruction},
+		chat.Message{Role: chat.User, Content: obs})
+	for len(t.Steps) < maxSteps {
+		// The events buffer has room for every worker's one pending event,
+		// so this send never blocks; the coordinator closes reply to abort.
+		w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env}}
+		resp, ok := <-w.reply
+		if !ok {
+			return nil, errAborted
+		}
+		var res envs.StepResult
+		var err error
+		if w.cfg.StepTimeout > 0 {
+			res, err = call(w.cfg.StepTimeout, w.quit, func() (envs.StepResult, error) { return env.Step(resp.Text) })
+		} else {
+			res, err = env.Step(resp.Text)
+		}
+		if err != nil {
+			return w.fail(t, fmt.Errorf("step %d: %w", len(t.Steps)+1, err))
+		}
+		t.Steps = append(t.Steps, Step{
+			Observation:  obs,
+			Action:       resp.Text,
+			ParsedAction: envs.ParseAction(resp.Text),
+			TokenIDs:     resp.TokenIDs,
+			LogProbs:     resp.LogProbs,
+			Reward:       res.Reward,
+			Done:         res.Done,
+			Info:         res.Info,
+		})
+		t.Return += res.Reward
+		obs = res.Observation
+		if res.Done {
+			break
+		}
+		history = append(history,
+			chat.Message{Role: chat.Assistant, Content: resp.Text},
+			chat.Message{Role: chat.User, Content: obs})
+	}
+	t.NumSteps = len(t.Steps)
+	last := t.Steps[len(t.Steps)-1]
+	t.FinalObservation = obs
+	t.Score = last.Info.Score
+	t.Success = last.Info.Success
+	t.Truncated = !last.Done
+	return t, nil
+}
+
+// fail records an environment failure and discards the instance, whose
+// state is unknown; the next episode gets a fresh one.
+func (w *worker) fail(t *Trajectory, err error) (*Trajectory, error) {
+	if errors.Is(err, errAborted) || errors.Is(err, errTimeout) {
+		// call gave up on the instance while a goroutine still uses it:
+		// forget it without closing it.
+		w.env = nil
+	}
+	if errors.Is(err, errAborted) {
+		return nil, errAborted
+	}
+	t.NumSteps = len(t.Steps)
+	t.Error = err.Error()
+	w.discard()
+	return t, nil
+}
+
+// discard closes the worker's instance, if it can be closed, and forgets
+// it.
+func (w *worker) discard() {
+	if c, ok := w.env.(io.Closer); ok {
+		c.Close()
+	}
+	w.env = nil
+}
+
+// errTimeout marks a Reset or Step that exceeded Config.StepTimeout.
+var errTimeout = errors.New("timed out")
+
+// call runs f, bounded by timeout (when positive) and by quit. When it
+// gives up on f, f keeps running in the background with the instance,
+// which is why the caller then discards the instance.
+func call[T any](timeout time.Duration, quit <-chan struct{}, f func() (T, error)) (T, error) {
+	if timeout <= 0 {
+		return f()
+	}
+	type result struct {
+		v   T
+		err error
+	}
+	done := make(chan result, 1)
+	go func() {
+		v, err := f()
+		done <- result{v, err}
+	}()
+	timer := time.NewTimer(timeout)
+	defer timer.Stop()
+	var zero T
+	select {
+	case r := <-done:
+		return r.v, r.err
+	case <-timer.C:
+		return zero, fmt.Errorf("%w after %v", errTimeout, timeout)
+	case <-quit:
+		return zero, errAborted
+	}
+}

@@ -1,0 +1,499 @@
+package runner_test
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/bits"
+	"reflect"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/runner"
+	"github.com/agentrl/agentrl/envs/runner/runnertest"
+)
+
+func newGuess() envs.Env { return runnertest.New() }
+
+func TestExpertSolvesEveryEpisode(t *testing.T) {
+	for _, split := range envs.Splits {
+		t.Run(string(split), func(t *testing.T) {
+			cfg := runner.Config{NewEnv: newGuess, Parallel: 7, Episodes: 40, Split: split, Seed0: 100}
+			trajs, err := runner.Run(context.Background(), cfg, runner.Expert())
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(trajs) != cfg.Episodes {
+				t.Fatalf("got %d trajectories, want %d", len(trajs), cfg.Episodes)
+			}
+			size := map[envs.Split]int{envs.Train: 16, envs.Test: 16, envs.Unseen: 40}[split]
+			for i, tr := range trajs {
+				if tr.Seed != cfg.Seed0+int64(i) {
+					t.Fatalf("trajectory %d has seed %d, want %d (ordered by seed)", i, tr.Seed, cfg.Seed0+int64(i))
+				}
+				if err := tr.Validate(); err != nil {
+					t.Fatalf("seed %d: %v", tr.Seed, err)
+				}
+				if !tr.Success || tr.Return != 1 || tr.Score != 1 || tr.Truncated || tr.Error != "" {
+					t.Fatalf("seed %d: expert failed: %+v", tr.Seed, tr)
+				}
+				if limit := bits.Len(uint(size)); tr.NumSteps > limit {
+					t.Fatalf("seed %d: bisection took %d steps, more than %d", tr.Seed, tr.NumSteps, limit)
+				}
+				if tr.Env != runnertest.Name || tr.Split != split || tr.Instruction == "" {
+					t.Fatalf("seed %d: wrong metadata %q %q %q", tr.Seed, tr.Env, tr.Split, tr.Instruction)
+				}
+				if !strings.HasPrefix(tr.FinalObservation, "Correct") {
+					t.Fatalf("seed %d: final observation %q", tr.Seed, tr.FinalObservation)
+				}
+			}
+			s := runner.Summarize(trajs)
+			if s.SuccessRate != 1 || s.InvalidActionRate != 0 || s.Episodes != cfg.Episodes {
+				t.Fatalf("summary %+v", s)
+			}
+		})
+	}
+}
+
+// recorder is a policy that bisects from the conversation alone (so it needs
+// no expert) and records the batches it is given.
+type recorder struct {
+	mu      sync.Mutex
+	batches [][]runner.Request
+}
+
+func (r *recorder) Act(_ context.Context, batch []runner.Request) ([]runner.Response, error) {
+	r.mu.Lock()
+	r.batches = append(r.batches, append([]runner.Request(nil), batch...))
+	r.mu.Unlock()
+	out := make([]runner.Response, len(batch))
+	for i, req := range batch {
+		out[i].Text = fmt.Sprintf("Thought: bisect.\nAction: guess[%d]", bisect(req.Messages))
+		out[i].TokenIDs = []int32{int32(i), 7}
+		out[i].LogProbs = []float32{-0.5, -0.25}
+	}
+	return out, nil
+}
+
+// bisect replays the feedback in msgs to find the next guess.
+func bisect(msgs []chat.Message) int {
+	var lo, hi int
+	if _, err := fmt.Sscanf(msgs[1].Content, "The hidden number is between %d and %d.", &lo, &hi); err != nil {
+		panic(fmt.Sprintf("unexpected first observation %q", msgs[1].Content))
+	}
+	for i := 3; i < len(msgs); i += 2 {
+		var k int
+		switch {
+		case strings.HasSuffix(msgs[i].Content, "too low."):
+			fmt.Sscanf(msgs[i].Content, "%d", &k)
+			lo = k + 1
+		case strings.HasSuffix(msgs[i].Content, "too high."):
+			fmt.Sscanf(msgs[i].Content, "%d", &k)
+			hi = k - 1
+		}
+	}
+	return (lo + hi) / 2
+}
+
+func TestRequestsAreBatchedAcrossInstances(t *testing.T) {
+	rec := &recorder{}
+	cfg := runner.Config{NewEnv: newGuess, Parallel: 5, Episodes: 23, Split: envs.Test}
+	trajs, err := runner.Run(context.Background(), cfg, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	totalSteps := 0
+	for _, tr := range trajs {
+		if !tr.Success {
+			t.Fatalf("seed %d: bisection from messages failed: %+v", tr.Seed, tr)
+		}
+		totalSteps += tr.NumSteps
+		for _, s := range tr.Steps {
+			if !reflect.DeepEqual(s.TokenIDs, []int32{s.TokenIDs[0], 7}) || !reflect.DeepEqual(s.LogProbs, []float32{-0.5, -0.25}) {
+				t.Fatalf("token ids / logprobs not recorded: %v %v", s.TokenIDs, s.LogProbs)
+			}
+			if !strings.HasPrefix(s.ParsedAction, "guess[") || !strings.HasPrefix(s.Action, "Thought:") {
+				t.Fatalf("action %q parsed as %q", s.Action, s.ParsedAction)
+			}
+		}
+	}
+	requests := 0
+	for i, b := range rec.batches {
+		requests += len(b)
+		if len(b) > cfg.Parallel {
+			t.Fatalf("batch %d has %d requests, more than %d instances", i, len(b), cfg.Parallel)
+		}
+		seen := map[envs.Env]bool{}
+		for _, req := range b {
+			if seen[req.Instance] {
+				t.Fatalf("batch %d has two requests from one instance", i)
+			}
+			seen[req.Instance] = true
+			if req.Env != runnertest.Name || len(req.Available) != 16 {
+				t.Fatalf("request metadata: %q, %d available", req.Env, len(req.Available))
+			}
+			if req.Messages[0].Role != chat.System || len(req.Messages)%2 != 0 {
+				t.Fatalf("messages do not start with the system prompt and end with an observation: %+v", req.Messages)
+			}
+			for j := 1; j < len(req.Messages); j++ {
+				want := chat.User
+				if j%2 == 0 {
+					want = chat.Assistant
+				}
+				if req.Messages[j].Role != want {
+					t.Fatalf("message %d has role %q, want %q", j, req.Messages[j].Role, want)
+				}
+			}
+		}
+	}
+	if requests != totalSteps {
+		t.Fatalf("%d requests for %d steps", requests, totalSteps)
+	}
+	if len(rec.batches[0]) != cfg.Parallel {
+		t.Fatalf("first batch has %d requests, want all %d instances", len(rec.batches[0]), cfg.Parallel)
+	}
+	// While episodes remain, every instance is busy, so batches are full;
+	// at the end they shrink instead of waiting for finished instances.
+	last := rec.batches[len(rec.batches)-1]
+	if len(last) == cfg.Parallel {
+		t.Fatalf("last batch is full (%d): finished instances were waited for", len(last))
+	}
+	// Only the steps after the last episode has started, at most one
+	// episode long, may have partial batches.
+	partial := 0
+	for _, b := range rec.batches {
+		if len(b) < cfg.Parallel {
+			partial++
+		}
+	}
+	if maxSteps := bits.Len(16); partial > maxSteps {
+		t.Fatalf("%d partial batches in %d policy calls: instances waited while episodes remained", partial, len(rec.batches))
+	}
+}
+
+func TestRunIsDeterministic(t *testing.T) {
+	run := func() []runner.Trajectory {
+		cfg := runner.Config{NewEnv: newGuess, Parallel: 6, Episodes: 30, Split: envs.Unseen, Seed0: 7}
+		trajs, err := runner.Run(context.Background(), cfg, runner.NewRandom(3))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return trajs
+	}
+	a, b := run(), run()
+	if !reflect.DeepEqual(a, b) {
+		t.Fatal("two runs with the same seeds and a seeded random policy differ")
+	}
+	if s := runner.Summarize(a); s.SuccessRate == 0 || s.SuccessRate == 1 {
+		t.Fatalf("random policy success rate %v: expected some but not all episodes solved", s.SuccessRate)
+	}
+}
+
+func TestStepLimitTruncates(t *testing.T) {
+	dance := runner.PolicyFunc(func(_ context.Context, batch []runner.Request) ([]runner.Response, error) {
+		out := make([]runner.Response, len(batch))
+		for i := range out {
+			out[i].Text = "Action: dance"
+		}
+		return out, nil
+	})
+	for _, tc := range []struct{ maxSteps, want int }{{0, runnertest.MaxSteps}, {3, 3}} {
+		cfg := runner.Config{NewEnv: newGuess, Parallel: 2, Episodes: 4, Split: envs.Train, MaxSteps: tc.maxSteps}
+		trajs, err := runner.Run(context.Background(), cfg, dance)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, tr := range trajs {
+			if tr.NumSteps != tc.want || !tr.Truncated || tr.Success || tr.Return != 0 {
+				t.Fatalf("max steps %d: got %d steps, truncated %v", tc.maxSteps, tr.NumSteps, tr.Truncated)
+			}
+			if err := tr.Validate(); err != nil {
+				t.Fatal(err)
+			}
+			if !strings.HasPrefix(tr.FinalObservation, `Invalid action "dance"`) {
+				t.Fatalf("final observation %q", tr.FinalObservation)
+			}
+		}
+		s := runner.Summarize(trajs)
+		if s.InvalidActionRate != 1 || s.MeanSteps != float64(tc.want) || s.SuccessRate != 0 {
+			t.Fatalf("summary %+v", s)
+		}
+	}
+}
+
+// flaky wraps a Guess game and fails in the ways a remote environment can.
+type flaky struct {
+	*runnertest.Guess
+	failSeed  int64         // seed whose second step fails
+	slowSeed  int64         // seed whose first step hangs
+	slowFor   time.Duration // how long it hangs
+	seed      int64
+	steps     int
+	closed    *atomic.Int32
+	closeOnce sync.Once
+}
+
+func (f *flaky) Reset(split envs.Split, seed int64) (string, error) {
+	f.seed, f.steps = seed, 0
+	return f.Guess.Reset(split, seed)
+}
+
+func (f *flaky) Step(action string) (envs.StepResult, error) {
+	f.steps++
+	if f.seed == f.failSeed && f.steps == 2 {
+		return envs.StepResult{}, errors.New("server answered 500")
+	}
+	if f.seed == f.slowSeed && f.steps == 1 {
+		time.Sleep(f.slowFor)
+	}
+	return f.Guess.Step(action)
+}
+
+func (f *flaky) Close() error {
+	f.closeOnce.Do(func() { f.closed.Add(1) })
+	return nil
+}
+
+// multiStepSeed returns the first train seed from `from` on whose game the
+// expert needs more than one step.
+func multiStepSeed(t *testing.T, from int64) int64 {
+	for seed := from; ; seed++ {
+		g := runnertest.New()
+		if _, err := g.Reset(envs.Train, seed); err != nil {
+			t.Fatal(err)
+		}
+		if g.Target() != 8 { // the expert's first guess on 1..16
+			return seed
+		}
+	}
+}
+
+func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
+	// Early seeds, so that every instance plays more episodes afterwards.
+	failSeed := multiStepSeed(t, 0)
+	slowSeed := failSeed + 1
+	var made, closed atomic.Int32
+	cfg := runner.Config{
+		NewEnv: func() envs.Env {
+			made.Add(1)
+			return &flaky{Guess: runnertest.New(), failSeed: failSeed, slowSeed: slowSeed, slowFor: 5 * time.Second, closed: &closed}
+		},
+		Parallel:    3,
+		Episodes:    12,
+		Split:       envs.Train,
+		StepTimeout: 100 * time.Millisecond,
+	}
+	start := time.Now()
+	trajs, err := runner.Run(context.Background(), cfg, runner.Expert())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if elapsed := time.Since(start); elapsed > 3*time.Second {
+		t.Fatalf("run took %v: the step timeout did not cut the slow step", elapsed)
+	}
+	for _, tr := range trajs {
+		switch tr.Seed {
+		case failSeed:
+			if tr.Error != "step 2: server answered 500" || tr.NumSteps != 1 {
+				t.Fatalf("seed %d: error %q after %d steps", tr.Seed, tr.Error, tr.NumSteps)
+			}
+		case slowSeed:
+			if tr.Error != "step 1: timed out after 100ms" || tr.NumSteps != 0 {
+				t.Fatalf("seed %d: error %q", tr.Seed, tr.Error)
+			}
+		default:
+			if tr.Error != "" || !tr.Success {
+				t.Fatalf("seed %d: %+v", tr.Seed, tr)
+			}
+		}
+		if err := tr.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", tr.Seed, err)
+		}
+	}
+	// Both failed instances were replaced; the one that failed outright and
+	// the survivors were closed, the abandoned one was not.
+	if got := made.Load(); got != int32(cfg.Parallel)+2 {
+		t.Fatalf("made %d instances, want %d", got, cfg.Parallel+2)
+	}
+	if got := closed.Load(); got != int32(cfg.Parallel)+1 {
+		t.Fatalf("closed %d instances, want %d", got, cfg.Parallel+1)
+	}
+	s := runner.Summarize(trajs)
+	if s.Errors != 2 || s.Episodes != 10 || s.SuccessRate != 1 {
+		t.Fatalf("summary %+v", s)
+	}
+}
+
+func TestCancellationStopsTheRun(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	calls := 0
+	policy := runner.PolicyFunc(func(ctx context.Context, batch []runner.Request) ([]runner.Response, error) {
+		calls++
+		if calls == 3 {
+			cancel()
+		}
+		return runner.Expert().Act(ctx, batch)
+	})
+	cfg := runner.Config{NewEnv: newGuess, Parallel: 4, Episodes: 1000, Split: envs.Train}
+	trajs, err := runner.Run(ctx, cfg, policy)
+	if !errors.Is(err, context.Canceled) {
+		t.Fatalf("got %v, want context.Canceled", err)
+	}
+	if len(trajs) >= cfg.Episodes {
+		t.Fatalf("%d episodes ran after cancellation", len(trajs))
+	}
+	for _, tr := range trajs {
+		if err := tr.Validate(); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+func TestPolicyFailuresStopTheRun(t *testing.T) {
+	boom := errors.New("model crashed")
+	for name, tc := range map[string]struct {
+		policy runner.Policy
+		want   string
+	}{
+		"error": {runner.PolicyFunc(func(context.Context, []runner.Request) ([]runner.Response, error) {
+			return nil, boom
+		}), "runner: policy: model crashed"},
+		"short answer": {runner.PolicyFunc(func(context.Context, []runner.Request) ([]runner.Response, error) {
+			return []runner.Response{{Text: "guess[1]"}}, nil
+		}), "policy answered 3 requests with 1 responses"},
+		"no expert": {runner.Expert(), "expert policy: environment guess has no expert"},
+	} {
+		t.Run(name, func(t *testing.T) {
+			newEnv := newGuess
+			if name == "no expert" {
+				newEnv = func() envs.Env { return struct{ envs.Env }{runnertest.New()} }
+			}
+			cfg := runner.Config{NewEnv: newEnv, Parallel: 3, Episodes: 9, Split: envs.Train}
+			_, err := runner.Run(context.Background(), cfg, tc.policy)
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("got %v, want %q", err, tc.want)
+			}
+		})
+	}
+}
+
+func TestConfigIsValidated(t *testing.T) {
+	good := runner.Config{NewEnv: newGuess, Episodes: 1, Split: envs.Train}
+	for name, tc := range map[string]struct {
+		edit func(*runner.Config)
+		want string
+	}{
+		"no factory":       {func(c *runner.Config) { c.NewEnv = nil }, "no environment factory"},
+		"zero episodes":    {func(c *runner.Config) { c.Episodes = 0 }, "episodes must be positive"},
+		"negative workers": {func(c *runner.Config) { c.Parallel = -1 }, "parallel must not be negative"},
+		"bad split":        {func(c *runner.Config) { c.Split = "dev" }, `unknown split "dev"`},
+		"negative steps":   {func(c *runner.Config) { c.MaxSteps = -2 }, "max steps must not be negative"},
+	} {
+		cfg := good
+		tc.edit(&cfg)
+		if _, err := runner.Run(context.Background(), cfg, runner.Expert()); err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: got %v, want %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestRandomPolicyDrawsFromExamplesWhenActionsAreNotListed(t *testing.T) {
+	cfg := runner.Config{
+		NewEnv:   func() envs.Env { return runnertest.NewUnlisted() },
+		Parallel: 2, Episodes: 20, Split: envs.Train,
+	}
+	trajs, err := runner.Run(context.Background(), cfg, runner.NewRandom(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	examples := map[string]bool{"guess[1]": true, "guess[8]": true, "guess[16]": true}
+	for _, tr := range trajs {
+		for _, s := range tr.Steps {
+			if !examples[s.ParsedAction] || s.Action != "Action: "+s.ParsedAction {
+				t.Fatalf("random action %q is not one of the examples", s.Action)
+			}
+		}
+	}
+
+	// Without ExampleActions, the instruction's example is the only shape.
+	bare := runner.Config{
+		NewEnv:   func() envs.Env { return struct{ envs.Env }{runnertest.NewUnlisted()} },
+		Episodes: 2, Split: envs.Train,
+	}
+	trajs, err = runner.Run(context.Background(), bare, runner.NewRandom(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trajs {
+		for _, s := range tr.Steps {
+			if s.Action != "Action: guess[K]" {
+				t.Fatalf("random action %q is not the instruction's example", s.Action)
+			}
+		}
+	}
+
+	silent := bare
+	silent.NewEnv = func() envs.Env { return noExamples{runnertest.NewUnlisted()} }
+	_, err = runner.Run(context.Background(), silent, runner.NewRandom(1))
+	if err == nil || !strings.Contains(err.Error(), "guess lists no available actions and gives no action examples") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+// noExamples hides a game's action examples and its instruction's.
+type noExamples struct{ envs.Env }
+
+func (e noExamples) Spec() envs.Spec {
+	s := e.Env.Spec()
+	s.Instruction = "Guess the hidden number."
+	return s
+}
+
+// unlimited is a game whose spec declares no step limit.
+type unlimited struct{ envs.Env }
+
+func (e unlimited) Spec() envs.Spec {
+	s := e.Env.Spec()
+	s.MaxSteps = 0
+	return s
+}
+
+func TestStepLimitIsRequired(t *testing.T) {
+	cfg := runner.Config{NewEnv: func() envs.Env { return unlimited{runnertest.New()} }, Episodes: 2, Split: envs.Train}
+	trajs, err := runner.Run(context.Background(), cfg, runner.NewRandom(1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tr := range trajs {
+		if !strings.Contains(tr.Error, "declares no step limit") || tr.NumSteps != 0 {
+			t.Fatalf("seed %d: %+v", tr.Seed, tr)
+		}
+	}
+	cfg.MaxSteps = 4
+	trajs, err = runner.Run(context.Background(), cfg, runner.NewRandom(1))
+	if err != nil || trajs[0].Error != "" || trajs[0].NumSteps > 4 {
+		t.Fatalf("with a configured limit: %v %+v", err, trajs[0])
+	}
+}
+
+func TestStreamStopsWhenEmitFails(t *testing.T) {
+	stop := errors.New("disk full")
+	emitted := 0
+	cfg := runner.Config{NewEnv: newGuess, Parallel: 4, Episodes: 100, Split: envs.Train}
+	err := runner.Stream(context.Background(), cfg, runner.Expert(), func(*runner.Trajectory) error {
+		emitted++
+		if emitted == 3 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || emitted != 3 {
+		t.Fatalf("got %v after %d episodes", err, emitted)
+	}
+}
