@@ -123,8 +123,9 @@ func (x *Context) Logits(i int) []float32 {
 	return unsafe.Slice((*float32)(unsafe.Pointer(p)), x.nVocab)
 }
 
-// MemoryClear empties the KV cache.
-func (x *Context) MemoryClear() { C.llama_memory_clear(C.llama_get_memory(x.c), true) }
+// MemoryClear empties the KV cache (its metadata: the cells' contents are
+// left to be overwritten).
+func (x *Context) MemoryClear() { C.llama_memory_clear(C.llama_get_memory(x.c), false) }
 
 // SeqRemove drops positions [p0, p1) of seq from the KV cache (p1 < 0 = to
 // the end; seq < 0 = every sequence).

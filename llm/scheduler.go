@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"runtime"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/agentrl/agentrl/cgo"
@@ -92,6 +94,7 @@ type scheduler struct {
 	adaptersChanged bool
 	lastEmbeddings  bool // whether the last decode extracted embeddings
 	outputs         []output
+	draws           []draw
 	batchSeqs       []batchEntry
 }
 
@@ -111,6 +114,10 @@ func (e *Engine) loop() {
 	}
 	for {
 		if len(s.jobs) == 0 {
+			// Resetting the emptied cache puts new sequences back at the
+			// start of the KV buffer: llama.cpp attends over the span of
+			// used cells, and scattered leftovers would widen it.
+			e.ctx.MemoryClear()
 			if !s.takeIdle() {
 				s.failAll(ErrClosed)
 				return
@@ -356,15 +363,22 @@ func (s *scheduler) step() {
 	}
 	s.e.stats.promptTokens.Add(nPrompt)
 	s.e.stats.generatedTokens.Add(nGen)
-	for _, o := range s.outputs {
-		s.consume(o, s.e.ctx.Logits(o.row))
-	}
-	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool {
-		if q.slot < 0 {
-			return true
+	s.collectDraws()
+	// Sampling and log-softmax touch the whole vocabulary for every row:
+	// spread them over the cores, which llama.cpp leaves idle between
+	// decodes. Each sequence appears once, so the draws share nothing.
+	parallelFor(len(s.draws), func(i int) {
+		d := &s.draws[i]
+		if q := d.seq; q.score != nil {
+			d.logprob = logSoftmaxAt(d.logits, q.tokens[d.index+1])
+		} else {
+			d.token, d.logprob = q.sampler.sample(d.logits)
 		}
-		return false
 	})
+	for i := range s.draws {
+		s.apply(&s.draws[i])
+	}
+	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool { return q.slot < 0 })
 }
 
 // wantsLogits reports whether the logits after tokens[i] are needed.
@@ -386,42 +400,76 @@ func (s *scheduler) rollBack() {
 	}
 }
 
-// consume uses one row of logits.
-func (s *scheduler) consume(o output, logits []float32) {
-	q := o.seq
+// draw is the work one row of logits brings to one sequence: the
+// log-probability of the next scored token, or a sampled token.
+type draw struct {
+	seq     *sequence
+	logits  []float32
+	index   int // scoring: the token index the row follows
+	token   int32
+	logprob float32
+}
+
+// collectDraws lists the draws of the last decode's outputs. A prompt whose
+// evaluation just ended hands its KV cells to its followers, and every
+// sample of it draws its first token from the same row.
+func (s *scheduler) collectDraws() {
+	s.draws = s.draws[:0]
+	for _, o := range s.outputs {
+		logits := s.e.ctx.Logits(o.row)
+		q := o.seq
+		if q.score == nil && o.index >= 0 {
+			for _, f := range q.followers {
+				s.e.ctx.SeqCopy(q.slot, f.slot, -1, -1)
+				f.fed, f.awaitsCopy = len(f.tokens), false
+				s.draws = append(s.draws, draw{seq: f, logits: logits})
+			}
+			q.followers = nil
+		}
+		s.draws = append(s.draws, draw{seq: q, logits: logits, index: o.index})
+	}
+}
+
+// parallelFor runs f(0..n-1) on up to GOMAXPROCS goroutines.
+func parallelFor(n int, f func(i int)) {
+	workers := min(runtime.GOMAXPROCS(0), n/4)
+	if workers <= 1 {
+		for i := 0; i < n; i++ {
+			f(i)
+		}
+		return
+	}
+	var wg sync.WaitGroup
+	for w := 0; w < workers; w++ {
+		wg.Add(1)
+		go func(lo, hi int) {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				f(i)
+			}
+		}(n*w/workers, n*(w+1)/workers)
+	}
+	wg.Wait()
+}
+
+// apply records a draw's result and finishes sequences that are done.
+func (s *scheduler) apply(d *draw) {
+	q := d.seq
 	if q.score != nil {
-		next := q.tokens[o.index+1]
-		q.score.LogProbs[o.index+1-q.scoreFrom] = logSoftmaxAt(logits, next)
-		if o.index+1 == len(q.tokens)-1 {
+		q.score.LogProbs[d.index+1-q.scoreFrom] = d.logprob
+		if d.index+1 == len(q.tokens)-1 {
 			s.done(q)
 		}
 		return
 	}
-	if o.index >= 0 {
-		// The prompt is evaluated: followers take its cache, and every
-		// sample draws its first token from these logits.
-		for _, f := range q.followers {
-			s.e.ctx.SeqCopy(q.slot, f.slot, -1, -1)
-			f.fed, f.awaitsCopy = len(f.tokens), false
-			s.sampleNext(f, logits)
-		}
-		q.followers = nil
-	}
-	s.sampleNext(q, logits)
-}
-
-// sampleNext draws a token for a generating sequence and decides whether
-// the completion is over.
-func (s *scheduler) sampleNext(q *sequence, logits []float32) {
 	c := q.completion
-	tok, logprob := q.sampler.sample(logits)
-	c.Tokens = append(c.Tokens, tok)
-	c.LogProbs = append(c.LogProbs, logprob)
-	q.next = tok
+	c.Tokens = append(c.Tokens, d.token)
+	c.LogProbs = append(c.LogProbs, d.logprob)
+	q.next = d.token
 	switch {
-	case !q.ignoreEOS && s.vocab.eog[tok]:
+	case !q.ignoreEOS && s.vocab.eog[d.token]:
 		c.FinishReason = FinishEOS
-	case s.appendPiece(q, tok):
+	case s.appendPiece(q, d.token):
 		c.FinishReason = FinishStop
 	case len(c.Tokens) >= q.maxTokens:
 		c.FinishReason = FinishLength
