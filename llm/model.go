@@ -11,8 +11,10 @@ import (
 	"fmt"
 	"io/fs"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
+	"unicode/utf8"
 
 	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/chat"
@@ -60,8 +62,9 @@ type Model struct {
 // vocabCache holds per-token facts the engine needs for every generated
 // token, read once from llama.cpp instead of through a cgo call per token.
 type vocabCache struct {
-	pieces [][]byte // text of each token (special tokens render as "")
-	eog    []bool   // whether each token ends generation
+	pieces   [][]byte // text of each token (special tokens render as "")
+	eog      []bool   // whether each token ends generation
+	controls []string // text of the control tokens, e.g. "<|im_start|>"
 }
 
 func (m *Model) vocabulary() *vocabCache {
@@ -71,6 +74,11 @@ func (m *Model) vocabulary() *vocabCache {
 		for t := int32(0); t < int32(n); t++ {
 			m.vocab.pieces[t] = m.c.Piece(t, false)
 			m.vocab.eog[t] = m.c.IsEOG(t)
+			if m.c.IsControl(t) {
+				if text := string(m.c.Piece(t, true)); text != "" {
+					m.vocab.controls = append(m.vocab.controls, text)
+				}
+			}
 		}
 	})
 	return &m.vocab
@@ -136,7 +144,13 @@ func (m *Model) IsEOG(token int32) bool { return m.c.IsEOG(token) }
 // the opening of an assistant turn when addAssistant is set. Models with no
 // template, or one llama.cpp cannot render, get a plain "Role: content"
 // layout.
+//
+// Control-token text inside a message (e.g. "<|im_end|>" in an
+// observation) is broken with a zero-width space, so that contents cannot
+// inject the template's markers when the prompt is tokenised with special
+// tokens parsed.
 func (m *Model) RenderChat(msgs []chat.Message, addAssistant bool) string {
+	msgs = m.defuseControlText(msgs)
 	if m.info.ChatTemplate != "" {
 		cm := make([]cgo.ChatMessage, len(msgs))
 		for i, msg := range msgs {
@@ -147,6 +161,30 @@ func (m *Model) RenderChat(msgs []chat.Message, addAssistant bool) string {
 		}
 	}
 	return PlainChat(msgs, addAssistant)
+}
+
+func (m *Model) defuseControlText(msgs []chat.Message) []chat.Message {
+	controls := m.vocabulary().controls
+	var out []chat.Message
+	for i, msg := range msgs {
+		content := msg.Content
+		for _, c := range controls {
+			if strings.Contains(content, c) {
+				_, size := utf8.DecodeRuneInString(c)
+				content = strings.ReplaceAll(content, c, c[:size]+"\u200b"+c[size:])
+			}
+		}
+		if content != msg.Content {
+			if out == nil {
+				out = slices.Clone(msgs)
+			}
+			out[i].Content = content
+		}
+	}
+	if out == nil {
+		return msgs
+	}
+	return out
 }
 
 // PlainChat is the fallback chat layout for models without a usable
