@@ -13,6 +13,7 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envbench"
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/envs/runner"
 )
@@ -50,23 +51,16 @@ type envBench struct {
 	RunnerOverhead float64 `json:"runner_overhead"`
 }
 
-// budget says when a measurement ends: after steps steps, or after
-// duration when that is set.
-type budget struct {
-	steps    int
-	duration time.Duration
-}
-
 func runBenchEnvs(c *cli.Context) error {
 	parallel := c.Int("parallel")
-	b := budget{steps: c.Int("steps"), duration: c.Duration("duration")}
+	b := envbench.Budget{Steps: c.Int("steps"), Duration: c.Duration("duration")}
 	switch {
 	case parallel <= 0:
 		return fmt.Errorf("--parallel %d must be > 0", parallel)
-	case b.duration < 0:
-		return fmt.Errorf("--duration %v must be >= 0", b.duration)
-	case b.duration == 0 && b.steps <= 0:
-		return fmt.Errorf("--steps %d must be > 0", b.steps)
+	case b.Duration < 0:
+		return fmt.Errorf("--duration %v must be >= 0", b.Duration)
+	case b.Duration == 0 && b.Steps <= 0:
+		return fmt.Errorf("--steps %d must be > 0", b.Steps)
 	}
 	split, err := envs.ParseSplit(c.String("split"))
 	if err != nil {
@@ -93,7 +87,7 @@ func runBenchEnvs(c *cli.Context) error {
 		if r.RunnerSteps, r.RunnerSeconds, err = benchRunner(c.Context, f, split, parallel, b); err != nil {
 			return fmt.Errorf("%s through the runner: %w", name, err)
 		}
-		if r.RawSteps, r.RawSeconds, err = benchRaw(c.Context, f, split, parallel, b); err != nil {
+		if r.RawSteps, r.RawSeconds, err = envbench.ExpertSteps(c.Context, f, split, parallel, b); err != nil {
 			return fmt.Errorf("%s raw: %w", name, err)
 		}
 		r.RunnerStepsPerSec = float64(r.RunnerSteps) / r.RunnerSeconds
@@ -126,10 +120,10 @@ var errBudgetSpent = errors.New("budget spent")
 
 // benchRunner runs the expert through the runner and counts the steps of
 // the episodes that finish within the budget.
-func benchRunner(ctx context.Context, f registry.Factory, split envs.Split, parallel int, b budget) (int, float64, error) {
-	if b.duration > 0 {
+func benchRunner(ctx context.Context, f registry.Factory, split envs.Split, parallel int, b envbench.Budget) (int, float64, error) {
+	if b.Duration > 0 {
 		var cancel context.CancelFunc
-		ctx, cancel = context.WithTimeout(ctx, b.duration)
+		ctx, cancel = context.WithTimeout(ctx, b.Duration)
 		defer cancel()
 	}
 	cfg := runner.Config{NewEnv: f, Parallel: parallel, Episodes: math.MaxInt32, Split: split}
@@ -140,76 +134,14 @@ func benchRunner(ctx context.Context, f registry.Factory, split envs.Split, para
 			return fmt.Errorf("seed %d: %s", t.Seed, t.Error)
 		}
 		steps += t.NumSteps
-		if b.duration == 0 && steps >= b.steps {
+		if b.Duration == 0 && steps >= b.Steps {
 			return errBudgetSpent
 		}
 		return nil
 	})
 	seconds := time.Since(start).Seconds()
-	if err != nil && !errors.Is(err, errBudgetSpent) && !(b.duration > 0 && errors.Is(err, context.DeadlineExceeded)) {
+	if err != nil && !errors.Is(err, errBudgetSpent) && !(b.Duration > 0 && errors.Is(err, context.DeadlineExceeded)) {
 		return 0, 0, err
 	}
 	return steps, seconds, nil
-}
-
-// benchRaw steps parallel instances with their experts from as many
-// goroutines, without the runner.
-func benchRaw(ctx context.Context, f registry.Factory, split envs.Split, parallel int, b budget) (int, float64, error) {
-	deadline := time.Now().Add(b.duration)
-	perWorker := (b.steps + parallel - 1) / parallel
-	counts := make([]int, parallel)
-	errs := make([]error, parallel)
-	var wg sync.WaitGroup
-	start := time.Now()
-	for g := range parallel {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			counts[g], errs[g] = stepRaw(ctx, f(), split, int64(g), int64(parallel), func(n int) bool {
-				if b.duration > 0 {
-					return time.Now().After(deadline)
-				}
-				return n >= perWorker
-			})
-		}()
-	}
-	wg.Wait()
-	seconds := time.Since(start).Seconds()
-	total := 0
-	for g := range parallel {
-		if errs[g] != nil {
-			return 0, 0, errs[g]
-		}
-		total += counts[g]
-	}
-	return total, seconds, nil
-}
-
-// stepRaw plays whole episodes (seeds seed, seed+stride, ...) with env's
-// expert until done says so, checked between episodes, and returns the
-// steps taken.
-func stepRaw(ctx context.Context, env envs.Env, split envs.Split, seed, stride int64, done func(steps int) bool) (int, error) {
-	expert := env.(envs.Expert)
-	maxSteps := env.Spec().MaxSteps
-	steps := 0
-	for ; !done(steps) && ctx.Err() == nil; seed += stride {
-		if _, err := env.Reset(split, seed); err != nil {
-			return steps, fmt.Errorf("seed %d: reset: %w", seed, err)
-		}
-		for range maxSteps {
-			action, err := expert.ExpertAction()
-			if err != nil {
-				return steps, fmt.Errorf("seed %d: expert: %w", seed, err)
-			}
-			res, err := env.Step(action)
-			if err != nil {
-				return steps, fmt.Errorf("seed %d: step: %w", seed, err)
-			}
-			steps++
-			if res.Done {
-				break
-			}
-		}
-	}
-	return steps, ctx.Err()
 }

@@ -5,11 +5,10 @@ import (
 	"math/rand/v2"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envbench"
 )
 
 func newEnv(t testing.TB, withCalc bool) *Env {
@@ -338,51 +337,11 @@ func FuzzCalcStep(f *testing.F) {
 	})
 }
 
-// BenchmarkSteps runs 64 environments of each variant in parallel
-// goroutines, driven by the expert, and reports steps per second (resets
-// and expert included).
+// BenchmarkSteps: 64 instances of each variant stepped in parallel by
+// their experts.
 func BenchmarkSteps(b *testing.B) {
-	for _, withCalc := range []bool{false, true} {
-		name := newEnv(b, withCalc).Spec().Name
-		b.Run(name, func(b *testing.B) {
-			const workers = 64
-			var next atomic.Int64
-			var wg sync.WaitGroup
-			for w := range workers {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					e := newEnv(b, withCalc)
-					seed := int64(w)
-					if _, err := e.Reset(envs.Train, seed); err != nil {
-						b.Error(err)
-						return
-					}
-					for next.Add(1) <= int64(b.N) {
-						action, err := e.ExpertAction()
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						res, err := e.Step(action)
-						if err != nil {
-							b.Error(err)
-							return
-						}
-						if res.Done {
-							seed += workers
-							if _, err := e.Reset(envs.Train, seed); err != nil {
-								b.Error(err)
-								return
-							}
-						}
-					}
-				}()
-			}
-			wg.Wait()
-			b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
-		})
-	}
+	b.Run("math", func(b *testing.B) { envbench.Benchmark(b, New) })
+	b.Run("math-calc", func(b *testing.B) { envbench.Benchmark(b, NewCalc) })
 }
 
 // TestExampleActions checks the examples a random baseline draws from: all

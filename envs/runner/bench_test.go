@@ -4,10 +4,10 @@ import (
 	"context"
 	"errors"
 	"math"
-	"sync"
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envbench"
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/envs/runner"
 )
@@ -58,54 +58,6 @@ func BenchmarkRunner(b *testing.B) {
 // directly by as many goroutines, the ceiling the runner is compared to.
 func BenchmarkRaw(b *testing.B) {
 	for name, f := range benchEnvs() {
-		b.Run(name, func(b *testing.B) {
-			perWorker := (b.N + benchParallel - 1) / benchParallel
-			var wg sync.WaitGroup
-			errs := make([]error, benchParallel)
-			b.ResetTimer()
-			for g := range benchParallel {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					errs[g] = stepExpert(f(), int64(g), perWorker)
-				}()
-			}
-			wg.Wait()
-			b.StopTimer()
-			for _, err := range errs {
-				if err != nil {
-					b.Fatal(err)
-				}
-			}
-			b.ReportMetric(float64(perWorker*benchParallel)/b.Elapsed().Seconds(), "steps/s")
-		})
+		b.Run(name, func(b *testing.B) { envbench.Benchmark(b, f) })
 	}
-}
-
-// stepExpert takes n steps with env's expert, over as many episodes as
-// needed, each cut at the step limit.
-func stepExpert(env envs.Env, seed int64, n int) error {
-	expert := env.(envs.Expert)
-	maxSteps := env.Spec().MaxSteps
-	done, episodeSteps := true, 0
-	for range n {
-		if done || episodeSteps == maxSteps {
-			if _, err := env.Reset(envs.Train, seed); err != nil {
-				return err
-			}
-			seed += benchParallel
-			episodeSteps = 0
-		}
-		episodeSteps++
-		action, err := expert.ExpertAction()
-		if err != nil {
-			return err
-		}
-		res, err := env.Step(action)
-		if err != nil {
-			return err
-		}
-		done = res.Done
-	}
-	return nil
 }

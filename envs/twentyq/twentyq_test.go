@@ -3,11 +3,10 @@ package twentyq
 import (
 	"math/rand/v2"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envbench"
 )
 
 func newEnv(t testing.TB) *Env {
@@ -325,46 +324,9 @@ func FuzzStep(f *testing.F) {
 	})
 }
 
-// BenchmarkSteps runs 64 environments in parallel goroutines, each driven
-// by the expert, and reports environment steps per second (expert included).
+// BenchmarkSteps: 64 instances stepped in parallel by their experts.
 func BenchmarkSteps(b *testing.B) {
-	const workers = 64
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	b.ResetTimer()
-	for w := range workers {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := newEnv(b)
-			seed := int64(w)
-			if _, err := e.Reset(envs.Train, seed); err != nil {
-				b.Error(err)
-				return
-			}
-			for next.Add(1) <= int64(b.N) {
-				action, err := e.ExpertAction()
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				res, err := e.Step(action)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if res.Done {
-					seed += workers
-					if _, err := e.Reset(envs.Train, seed); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "steps/s")
+	envbench.Benchmark(b, New)
 }
 
 func TestExampleActionsAreValid(t *testing.T) {

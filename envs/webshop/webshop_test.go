@@ -7,10 +7,10 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envbench"
 )
 
 func newEnv(t testing.TB, split envs.Split, seed int64) (*Env, string) {
@@ -590,45 +590,7 @@ func TestSizeOptionsMatchExactly(t *testing.T) {
 	t.Fatal("no product has two fuzzy-alike sizes; the exact rule is untested")
 }
 
+// BenchmarkSteps: 64 instances stepped in parallel by their experts.
 func BenchmarkSteps(b *testing.B) {
-	const instances = 64
-	theCatalog()
-	var steps atomic.Int64
-	perInstance := max(b.N/instances, 1)
-	b.ResetTimer()
-	var wg sync.WaitGroup
-	for i := range instances {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			e := New().(*Env)
-			seed := int64(i) * 1_000_003
-			if _, err := e.Reset(envs.Train, seed); err != nil {
-				b.Error(err)
-				return
-			}
-			for range perInstance {
-				action, err := e.ExpertAction()
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				res, err := e.Step(action)
-				if err != nil {
-					b.Error(err)
-					return
-				}
-				if res.Done {
-					seed++
-					if _, err := e.Reset(envs.Train, seed); err != nil {
-						b.Error(err)
-						return
-					}
-				}
-			}
-			steps.Add(int64(perInstance))
-		}()
-	}
-	wg.Wait()
-	b.ReportMetric(float64(steps.Load())/b.Elapsed().Seconds(), "steps/s")
+	envbench.Benchmark(b, New)
 }
