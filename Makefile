@@ -31,13 +31,52 @@ test: vet
 	$(GO) test -count=1 -race -timeout 20m $(PURE_GO_PKGS)
 
 demo: build
-	@mkdir -p $(OUT)
-	./$(BIN) init-model --preset tiny --seed 1 --out $(OUT)/tiny.gguf
-	./$(BIN) generate --model $(OUT)/tiny.gguf --prompt "Action:" --n 3 --max-tokens 24 --temperature 0.8 --seed 1
+	AGENTRL=./$(BIN) scripts/demo.sh $(OUT)
 
 bench: build
 	./$(BIN) bench infer --json
 
 clean:
-	rm -rf bin $(OUT)
+	rm -rf bin lib $(OUT)
 	$(GO) clean -testcache
+
+# GPU backends and checks (docs/gpu.md).
+#
+# make cuda: the CUDA backend (libggml-cuda.so and the libggml-base.so.0 it
+# links) into lib/agentrl, where bin/agentrl looks for it. Needs CMake and
+# nvcc. CUDA_ARCHITECTURES is CMake's list, e.g. "90" or "80-real;90";
+# empty means the local GPUs' (nvidia-smi), else a portable list.
+CUDA_ARCHITECTURES ?=
+CUDA_IMAGE ?= agentrl:cuda
+# The CPU flags of the binary gpu-bundle ships: any x86-64 with AVX2.
+GPU_BUNDLE_CPU_FLAGS = -mavx2 -mfma -mf16c
+
+.PHONY: cuda docker-cuda gpu-bundle check-darwin
+
+cuda:
+	scripts/build-ggml-backend.sh --backend cuda --lib-dir lib/agentrl $(if $(CUDA_ARCHITECTURES),--cuda-arch '$(CUDA_ARCHITECTURES)')
+
+docker-cuda:
+	docker build -f Dockerfile.cuda -t $(CUDA_IMAGE) --build-arg VERSION=$(VERSION) $(if $(CUDA_ARCHITECTURES),--build-arg CUDA_ARCHITECTURES='$(CUDA_ARCHITECTURES)') .
+
+# gpu/: what scripts/gpu-bench.sh needs on a GPU machine without Go or
+# network access: a portable binary, the model maker, the ggml sources of the
+# pinned module and the scripts. Run there as gpu/scripts/gpu-bench.sh.
+gpu-bundle:
+	$(MAKE) build CPU_FLAGS="$(GPU_BUNDLE_CPU_FLAGS)" BIN=gpu/bin/agentrl
+	CGO_ENABLED=0 $(GO) build -o gpu/bin/shapedmodel ./scripts/shapedmodel
+	rm -rf gpu/ggml gpu/scripts
+	cp -R "$$($(GO) list -m -f '{{.Dir}}' github.com/ollama/ollama)/ml/backend/ggml/ggml" gpu/ggml
+	chmod -R u+w gpu/ggml
+	# CMake needs none of the module's cgo wrappers, and inside this
+	# repository they would become packages of ./...
+	find gpu/ggml -name '*.go' -delete
+	mkdir -p gpu/scripts
+	cp -R scripts/gpu-bench.sh scripts/gpu_bench.py scripts/build-ggml-backend.sh scripts/ggml-backend gpu/scripts/
+	@du -sh gpu
+
+# What CI can check of the macOS build without Apple's toolchain: the pure-Go
+# packages vet for darwin/arm64, and the cgo build there includes Metal.
+check-darwin:
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=0 $(GO) vet $(PURE_GO_PKGS)
+	GOOS=darwin GOARCH=arm64 CGO_ENABLED=1 $(GO) list -deps ./cmd/agentrl | grep -qx 'github.com/ollama/ollama/ml/backend/ggml/ggml/src/ggml-metal'

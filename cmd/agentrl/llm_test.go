@@ -197,3 +197,15 @@ func TestEvalWithTheModelPolicy(t *testing.T) {
 		t.Fatalf("want an error asking for --model, got %v", err)
 	}
 }
+
+func TestCommasStayInsidePrompts(t *testing.T) {
+	model := tinyModel(t)
+	out, err := runApp(t, newApp(), "score", "--model", model, "--prompt", "Hello, world", "--continuation", " a, b", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc struct{ Scores []struct{ Tokens []int32 } }
+	if err := json.Unmarshal([]byte(out), &sc); err != nil || len(sc.Scores) != 1 {
+		t.Fatalf("a continuation with a comma was split: %v\n%s", err, out)
+	}
+}

@@ -40,6 +40,8 @@ func newApp() *cli.App {
 		Version: version,
 		// Errors are printed once, by main.
 		ExitErrHandler: func(*cli.Context, error) {},
+		// A prompt or a path may contain commas: repeat a flag instead.
+		DisableSliceFlagSeparator: true,
 		Flags: []cli.Flag{
 			&cli.BoolFlag{Name: "verbose", Usage: "log debug messages, including llama.cpp's"},
 		},
