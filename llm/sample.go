@@ -4,6 +4,8 @@ import (
 	"math"
 	"math/rand/v2"
 	"slices"
+
+	"github.com/agentrl/agentrl/cgo"
 )
 
 // Sampling configures how tokens are drawn.
@@ -77,24 +79,8 @@ func newSampler(cfg Sampling, seed uint64, sample int) *sampler {
 // logSoftmaxAt is log p(token) under the raw logits (temperature 1, no
 // filtering): the quantity Score reports and the trainer computes.
 func logSoftmaxAt(logits []float32, token int32) float32 {
-	maxv := maxOf(logits)
-	return logits[token] - maxv - float32(math.Log(sumExp(logits, maxv)))
-}
-
-func maxOf(v []float32) float32 {
-	m := v[0]
-	for _, x := range v[1:] {
-		m = max(m, x)
-	}
-	return m
-}
-
-func sumExp(logits []float32, maxv float32) float64 {
-	var sum float64
-	for _, v := range logits {
-		sum += float64(exp32(v - maxv))
-	}
-	return sum
+	maxv := cgo.Max(logits)
+	return logits[token] - maxv - float32(math.Log(cgo.SumExp(logits, maxv)))
 }
 
 func argmax(logits []float32) int32 {
@@ -111,10 +97,10 @@ func argmax(logits []float32) int32 {
 // log-probability under the raw distribution (see logSoftmaxAt). At
 // temperature 1 one pass of exponentials serves both.
 func (s *sampler) sample(logits []float32) (int32, float32) {
-	maxv := maxOf(logits)
+	maxv := cgo.Max(logits)
 	if s.cfg.Temperature == 0 {
 		tok := argmax(logits)
-		return tok, logits[tok] - maxv - float32(math.Log(sumExp(logits, maxv)))
+		return tok, logits[tok] - maxv - float32(math.Log(cgo.SumExp(logits, maxv)))
 	}
 	n := len(logits)
 	if cap(s.probs) < n {
@@ -125,11 +111,8 @@ func (s *sampler) sample(logits []float32) (int32, float32) {
 	invT := 1 / s.cfg.Temperature
 	// Unnormalised probabilities; min-p is a threshold on them relative to
 	// the best token, whose value is exactly 1.
-	var total float64
-	for i, v := range logits {
-		p := exp32((v - maxv) * invT)
-		probs[i] = p
-		total += float64(p)
+	total := cgo.Softmax(logits, maxv, invT, probs)
+	for i, p := range probs {
 		if p >= s.cfg.MinP {
 			cand = append(cand, int32(i))
 		}
@@ -138,7 +121,7 @@ func (s *sampler) sample(logits []float32) (int32, float32) {
 	if invT == 1 {
 		logZ = math.Log(total)
 	} else {
-		logZ = math.Log(sumExp(logits, maxv))
+		logZ = math.Log(cgo.SumExp(logits, maxv))
 	}
 	filtered := len(cand) < n
 	if k := s.cfg.TopK; k > 0 && k < len(cand) {

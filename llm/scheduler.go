@@ -4,9 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
-	"runtime"
 	"slices"
-	"sync"
 	"time"
 
 	"github.com/agentrl/agentrl/cgo"
@@ -364,19 +362,14 @@ func (s *scheduler) step() {
 	s.e.stats.promptTokens.Add(nPrompt)
 	s.e.stats.generatedTokens.Add(nGen)
 	s.collectDraws()
-	// Sampling and log-softmax touch the whole vocabulary for every row:
-	// spread them over the cores, which llama.cpp leaves idle between
-	// decodes. Each sequence appears once, so the draws share nothing.
-	parallelFor(len(s.draws), func(i int) {
+	for i := range s.draws {
 		d := &s.draws[i]
 		if q := d.seq; q.score != nil {
 			d.logprob = logSoftmaxAt(d.logits, q.tokens[d.index+1])
 		} else {
 			d.token, d.logprob = q.sampler.sample(d.logits)
 		}
-	})
-	for i := range s.draws {
-		s.apply(&s.draws[i])
+		s.apply(d)
 	}
 	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool { return q.slot < 0 })
 }
@@ -428,28 +421,6 @@ func (s *scheduler) collectDraws() {
 		}
 		s.draws = append(s.draws, draw{seq: q, logits: logits, index: o.index})
 	}
-}
-
-// parallelFor runs f(0..n-1) on up to GOMAXPROCS goroutines.
-func parallelFor(n int, f func(i int)) {
-	workers := min(runtime.GOMAXPROCS(0), n/4)
-	if workers <= 1 {
-		for i := 0; i < n; i++ {
-			f(i)
-		}
-		return
-	}
-	var wg sync.WaitGroup
-	for w := 0; w < workers; w++ {
-		wg.Add(1)
-		go func(lo, hi int) {
-			defer wg.Done()
-			for i := lo; i < hi; i++ {
-				f(i)
-			}
-		}(n*w/workers, n*(w+1)/workers)
-	}
-	wg.Wait()
 }
 
 // apply records a draw's result and finishes sequences that are done.
