@@ -35,6 +35,7 @@ demo: build
 
 bench: build
 	./$(BIN) bench infer --json
+	./$(BIN) bench envs --json
 
 clean:
 	rm -rf bin lib $(OUT)

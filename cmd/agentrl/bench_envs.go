@@ -31,6 +31,7 @@ func benchEnvsCommand() *cli.Command {
 			&cli.DurationFlag{Name: "duration", Usage: "measure for this long instead of --steps"},
 			&cli.StringFlag{Name: "split", Value: string(envs.Train), Usage: "train, test or unseen"},
 			&cli.StringSliceFlag{Name: "env", Usage: "environment to measure (repeatable; default all)"},
+			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: runBenchEnvs,
 	}
@@ -102,6 +103,19 @@ func runBenchEnvs(c *cli.Context) error {
 	if runnerSeconds > 0 {
 		total["runner_steps_per_sec"] = float64(runnerSteps) / runnerSeconds
 		total["raw_steps_per_sec"] = float64(rawSteps) / rawSeconds
+	}
+	if !c.Bool("json") {
+		w := c.App.Writer
+		fmt.Fprintf(w, "%d instances, %s split, %d CPUs; steps/s\n%-10s %12s %12s\n", parallel, split, runtime.NumCPU(), "env", "runner", "raw")
+		for _, r := range results {
+			if r.Skipped != "" {
+				fmt.Fprintf(w, "%-10s skipped: %s\n", r.Env, r.Skipped)
+				continue
+			}
+			fmt.Fprintf(w, "%-10s %12.0f %12.0f\n", r.Env, r.RunnerStepsPerSec, r.RawStepsPerSec)
+		}
+		fmt.Fprintf(w, "%-10s %12.0f %12.0f\n", "total", total["runner_steps_per_sec"], total["raw_steps_per_sec"])
+		return nil
 	}
 	enc := json.NewEncoder(c.App.Writer)
 	enc.SetIndent("", "  ")

@@ -251,8 +251,7 @@ func TestServeThenEvalRemotely(t *testing.T) {
 
 func TestBenchEnvsReportsThroughput(t *testing.T) {
 	name := someEnv(t)
-	app := &cli.App{Name: "bench", Commands: []*cli.Command{benchEnvsCommand()}}
-	out, err := runApp(t, app, "envs", "--env", name, "--parallel", "4", "--steps", "400")
+	out, err := runApp(t, newApp(), "bench", "envs", "--env", name, "--parallel", "4", "--steps", "400", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -273,5 +272,9 @@ func TestBenchEnvsReportsThroughput(t *testing.T) {
 	}
 	if res.Total["runner_steps_per_sec"] <= 0 || res.Total["raw_steps_per_sec"] <= 0 {
 		t.Fatalf("totals %+v", res.Total)
+	}
+	table, err := runApp(t, newApp(), "bench", "envs", "--env", name, "--parallel", "4", "--steps", "400")
+	if err != nil || !strings.Contains(table, name) || !strings.Contains(table, "total") {
+		t.Fatalf("table output: %v\n%s", err, table)
 	}
 }
