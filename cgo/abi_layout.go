@@ -13,5 +13,7 @@ func mirroredStructs() map[string]reflect.Type {
 		"struct llama_context_params": reflect.TypeOf(C.struct_llama_context_params{}),
 		"struct llama_batch":          reflect.TypeOf(C.struct_llama_batch{}),
 		"struct llama_chat_message":   reflect.TypeOf(C.struct_llama_chat_message{}),
+		"struct ggml_init_params":     reflect.TypeOf(C.struct_ggml_init_params{}),
+		"struct ggml_tensor":          reflect.TypeOf(C.struct_ggml_tensor{}),
 	}
 }

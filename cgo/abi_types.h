@@ -12,6 +12,7 @@ enum ggml_type {
     GGML_TYPE_F32  = 0,
     GGML_TYPE_F16  = 1,
     GGML_TYPE_Q8_0 = 8,
+    GGML_TYPE_I32  = 26,
     GGML_TYPE_BF16 = 30,
 };
 
@@ -149,5 +150,62 @@ typedef struct llama_chat_message {
     const char * role;
     const char * content;
 } llama_chat_message;
+
+// ---- ggml.h: tensors and graphs (the trainer) ----
+#define GGML_MAX_DIMS      4
+#define GGML_MAX_SRC       10
+#define GGML_MAX_OP_PARAMS 64
+#define GGML_MAX_NAME      64
+
+// Only the value the bindings test for; the field it types is read whole.
+enum ggml_op {
+    GGML_OP_NONE = 0,
+};
+
+enum ggml_status {
+    GGML_STATUS_ALLOC_FAILED = -2,
+    GGML_STATUS_FAILED       = -1,
+    GGML_STATUS_SUCCESS      = 0,
+    GGML_STATUS_ABORTED      = 1,
+};
+
+enum ggml_tensor_flag {
+    GGML_TENSOR_FLAG_INPUT  = 1,
+    GGML_TENSOR_FLAG_OUTPUT = 2,
+    GGML_TENSOR_FLAG_PARAM  = 4,
+    GGML_TENSOR_FLAG_LOSS   = 8,
+};
+
+struct ggml_context;
+struct ggml_cgraph;
+struct ggml_backend_buffer;
+
+struct ggml_init_params {
+    size_t mem_size;
+    void * mem_buffer;
+    bool   no_alloc;
+};
+
+struct ggml_tensor {
+    enum ggml_type type;
+    struct ggml_backend_buffer * buffer;
+    int64_t ne[GGML_MAX_DIMS];
+    size_t  nb[GGML_MAX_DIMS];
+    enum ggml_op op;
+    int32_t op_params[GGML_MAX_OP_PARAMS / sizeof(int32_t)];
+    int32_t flags;
+    struct ggml_tensor * src[GGML_MAX_SRC];
+    struct ggml_tensor * view_src;
+    size_t               view_offs;
+    void * data;
+    char name[GGML_MAX_NAME];
+    void * extra;
+    char padding[8];
+};
+
+// ---- ggml-backend.h / ggml-alloc.h: backends, buffers, graph allocation ----
+typedef struct ggml_backend * ggml_backend_t;
+typedef struct ggml_backend_buffer * ggml_backend_buffer_t;
+typedef struct ggml_gallocr * ggml_gallocr_t;
 
 #endif

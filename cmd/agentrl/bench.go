@@ -22,6 +22,7 @@ func benchCommand() *cli.Command {
 		Subcommands: []*cli.Command{
 			benchInferCommand(),
 			benchEnvsCommand(),
+			benchTrainCommand(),
 		},
 	}
 }

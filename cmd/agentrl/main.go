@@ -60,6 +60,7 @@ func newApp() *cli.App {
 			envsCommand(),
 			initModelCommand(),
 			benchCommand(),
+			sftCommand(), pretrainCommand(),
 		},
 	}
 }

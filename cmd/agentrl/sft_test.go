@@ -1,0 +1,112 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrl/agentrl/llm"
+)
+
+func writeFile(t *testing.T, dir, name, content string) string {
+	t.Helper()
+	path := filepath.Join(dir, name)
+	if err := os.WriteFile(path, []byte(content), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+const sftData = `{"prompt": "Task: open the door.", "completion": " Action: open door"}
+{"messages": [{"role": "user", "content": "Where is the mug?"}, {"role": "assistant", "content": "On the table."}]}
+{"prompt": "Task: find the key.", "completion": " Action: go to drawer 1"}
+`
+
+func TestSFTWritesAnAdapterTheEngineLoads(t *testing.T) {
+	model := tinyModel(t)
+	dir := t.TempDir()
+	data := writeFile(t, dir, "data.jsonl", sftData)
+	out := filepath.Join(dir, "adapter.gguf")
+	if _, err := runApp(t, newApp(), "sft", "--model", model, "--data", data, "--out", out, "--lora-rank", "4",
+		"--epochs", "2", "--batch-tokens", "64", "--lr", "1e-3", "--threads", "1"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(model, llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	a, err := m.LoadAdapter(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	a.Close()
+	f, err := os.Open(out + ".metrics.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	steps := 0
+	for sc := bufio.NewScanner(f); sc.Scan(); steps++ {
+		var p struct {
+			Step int
+			Loss float64
+		}
+		if err := json.Unmarshal(sc.Bytes(), &p); err != nil || p.Step != steps+1 || !(p.Loss > 0) {
+			t.Fatalf("metrics line %d: %s (%v)", steps+1, sc.Text(), err)
+		}
+	}
+	if steps < 2 {
+		t.Fatalf("%d steps in the metrics", steps)
+	}
+}
+
+func TestSFTBadInput(t *testing.T) {
+	model := tinyModel(t)
+	dir := t.TempDir()
+	out := filepath.Join(dir, "adapter.gguf")
+	keep := writeFile(t, dir, "keep.gguf", "an earlier adapter")
+	for name, tc := range map[string]struct {
+		args []string
+		want string
+	}{
+		"malformed line": {[]string{"--data", writeFile(t, dir, "bad.jsonl", sftData+"{\"prompt\": 3}\n")}, "bad.jsonl:4:"},
+		"empty data":     {[]string{"--data", writeFile(t, dir, "empty.jsonl", "\n")}, "no examples"},
+		"no data file":   {[]string{"--data", filepath.Join(dir, "none.jsonl")}, "no such file"},
+		"too long":       {[]string{"--data", writeFile(t, dir, "long.jsonl", `{"prompt": "`+strings.Repeat("door ", 200)+`", "completion": "x"}`), "--ctx", "64"}, "exceed the context of 64"},
+		"rank":           {[]string{"--data", writeFile(t, dir, "ok.jsonl", sftData), "--lora-rank", "0"}, "--lora-rank 0"},
+		"target":         {[]string{"--data", filepath.Join(dir, "ok.jsonl"), "--lora-targets", "q,x"}, `unknown LoRA target "x"`},
+		"resume":         {[]string{"--data", filepath.Join(dir, "ok.jsonl"), "--resume", dir}, "no checkpoint there"},
+		"corrupt init":   {[]string{"--data", filepath.Join(dir, "ok.jsonl"), "--init-adapter", keep}, "adapter"},
+		"bad model":      {[]string{"--data", filepath.Join(dir, "ok.jsonl"), "--model", keep}, "keep.gguf"},
+	} {
+		args := append([]string{"sft", "--model", model, "--out", out, "--threads", "1"}, tc.args...)
+		_, err := runApp(t, newApp(), args...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+		}
+	}
+	if _, err := os.Stat(out); err == nil {
+		t.Error("a failed run wrote the output")
+	}
+	if b, _ := os.ReadFile(keep); string(b) != "an earlier adapter" {
+		t.Error("a failed run changed an input file")
+	}
+}
+
+func TestPretrainBuiltinCorpus(t *testing.T) {
+	model := tinyModel(t)
+	out := filepath.Join(t.TempDir(), "pretrained.gguf")
+	if _, err := runApp(t, newApp(), "pretrain", "--model", model, "--corpus", "builtin", "--out", out,
+		"--seq-len", "64", "--batch-tokens", "256", "--max-steps", "3", "--threads", "1"); err != nil {
+		t.Fatal(err)
+	}
+	m, err := llm.Load(out, llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m.Close()
+}

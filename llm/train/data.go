@@ -1,0 +1,203 @@
+package train
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"strings"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/llm"
+)
+
+// Tokenizer is what the data readers need of a model; *llm.Model has it.
+type Tokenizer interface {
+	Tokenize(text string, addBOS, parseSpecial bool) ([]int32, error)
+	RenderChat(msgs []chat.Message, addAssistant bool) string
+	IsEOG(token int32) bool
+	Info() llm.Info
+}
+
+// sftLine is one line of a supervised fine-tuning file.
+type sftLine struct {
+	Prompt     *string        `json:"prompt"`
+	Completion *string        `json:"completion"`
+	Messages   []chat.Message `json:"messages"`
+}
+
+// ReadSFTFile reads a supervised fine-tuning file; see ReadSFT.
+func ReadSFTFile(path string, tok Tokenizer, maxLen int) ([]Sequence, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return ReadSFT(f, path, tok, maxLen)
+}
+
+// ReadSFT reads supervised fine-tuning examples, one JSON object per line
+// (blank lines are skipped):
+//
+//   - {"prompt": "...", "completion": "..."}: raw text; the prompt is
+//     tokenised with BOS as the inference engine tokenises prompts, and
+//     the completion, followed by the end-of-sequence token, is the
+//     target;
+//   - {"messages": [{"role": "...", "content": "..."}, ...]}: a chat,
+//     rendered with the model's chat template as inference renders it;
+//     the assistant turns, up to and including their end-of-turn token,
+//     are the targets.
+//
+// Errors name the input and the line. Sequences longer than maxLen tokens
+// are errors, not truncated.
+func ReadSFT(r io.Reader, name string, tok Tokenizer, maxLen int) ([]Sequence, error) {
+	sc := bufio.NewScanner(r)
+	sc.Buffer(make([]byte, 1<<16), 64<<20)
+	var seqs []Sequence
+	for line := 1; sc.Scan(); line++ {
+		text := bytes.TrimSpace(sc.Bytes())
+		if len(text) == 0 {
+			continue
+		}
+		fail := func(format string, args ...any) error {
+			return fmt.Errorf("%s:%d: %s", name, line, fmt.Sprintf(format, args...))
+		}
+		var ex sftLine
+		dec := json.NewDecoder(bytes.NewReader(text))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&ex); err != nil {
+			return nil, fail("not a JSON object with prompt and completion or messages: %v", err)
+		}
+		var s Sequence
+		var err error
+		switch {
+		case ex.Messages != nil && (ex.Prompt != nil || ex.Completion != nil):
+			return nil, fail("give either messages or prompt and completion, not both")
+		case ex.Messages != nil:
+			s, err = chatSequence(tok, ex.Messages)
+		case ex.Prompt != nil && ex.Completion != nil:
+			s, err = completionSequence(tok, *ex.Prompt, *ex.Completion)
+		default:
+			return nil, fail("want {\"prompt\", \"completion\"} or {\"messages\"}")
+		}
+		if err != nil {
+			return nil, fail("%v", err)
+		}
+		if len(s.Tokens) > maxLen {
+			return nil, fail("%d tokens exceed the context of %d", len(s.Tokens), maxLen)
+		}
+		seqs = append(seqs, s)
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	if len(seqs) == 0 {
+		return nil, fmt.Errorf("%s: no examples", name)
+	}
+	return seqs, nil
+}
+
+func completionSequence(tok Tokenizer, prompt, completion string) (Sequence, error) {
+	if completion == "" {
+		return Sequence{}, errors.New("empty completion")
+	}
+	p, err := tok.Tokenize(prompt, true, true)
+	if err != nil {
+		return Sequence{}, err
+	}
+	c, err := tok.Tokenize(completion, false, false)
+	if err != nil {
+		return Sequence{}, err
+	}
+	if eos := tok.Info().EOS; eos >= 0 {
+		c = append(c, eos)
+	}
+	var s Sequence
+	s.append(p, 0)
+	s.append(c, 1)
+	return s, nil
+}
+
+// chatSequence renders a chat turn by turn: the text before each assistant
+// turn (with the opening of the turn) is context, the turn itself target.
+// Tokenising the pieces separately reproduces inference, which tokenises
+// the rendered prompt and then generates the turn's tokens.
+func chatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
+	var s Sequence
+	done := ""
+	for i, m := range msgs {
+		if m.Role == "" {
+			return s, fmt.Errorf("message %d has no role", i)
+		}
+		if m.Role != chat.Assistant {
+			continue
+		}
+		prompt := tok.RenderChat(msgs[:i], true)
+		full := tok.RenderChat(msgs[:i+1], false)
+		if !strings.HasPrefix(prompt, done) || !strings.HasPrefix(full, prompt) {
+			return s, errors.New("the chat template does not render the conversation turn by turn; cannot tell the assistant's tokens apart")
+		}
+		ctx, err := tok.Tokenize(prompt[len(done):], done == "", true)
+		if err != nil {
+			return s, err
+		}
+		target, err := tok.Tokenize(full[len(prompt):], false, true)
+		if err != nil {
+			return s, err
+		}
+		s.append(ctx, 0)
+		// The turn ends with its end-of-turn token; what the template
+		// puts after it (a newline) is never generated.
+		end := len(target)
+		for k, t := range target {
+			if tok.IsEOG(t) {
+				end = k + 1
+				break
+			}
+		}
+		s.append(target[:end], 1)
+		s.append(target[end:], 0)
+		done = full
+	}
+	if done == "" {
+		return s, errors.New("no assistant message to learn from")
+	}
+	return s, nil
+}
+
+func (s *Sequence) append(tokens []int32, weight float32) {
+	for _, t := range tokens {
+		w := weight
+		if len(s.Tokens) == 0 {
+			w = 0 // nothing predicts the first token
+		}
+		s.Tokens = append(s.Tokens, t)
+		s.Weights = append(s.Weights, w)
+	}
+}
+
+// ChunkCorpus tokenises texts for pre-training and cuts them into
+// sequences of up to seqLen tokens, every token but the first of each a
+// target. Each text starts with BOS.
+func ChunkCorpus(texts []string, tok Tokenizer, seqLen int) ([]Sequence, error) {
+	if seqLen < 2 {
+		return nil, fmt.Errorf("sequence length %d must be at least 2", seqLen)
+	}
+	var seqs []Sequence
+	for i, text := range texts {
+		tokens, err := tok.Tokenize(text, true, false)
+		if err != nil {
+			return nil, fmt.Errorf("text %d: %w", i, err)
+		}
+		for start := 0; start+1 < len(tokens); start += seqLen {
+			seqs = append(seqs, Sequence{Tokens: tokens[start:min(start+seqLen, len(tokens))]})
+		}
+	}
+	if len(seqs) == 0 {
+		return nil, errors.New("the corpus has no text")
+	}
+	return seqs, nil
+}

@@ -1,0 +1,169 @@
+package train
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrl/agentrl/llm/gguf"
+)
+
+// withTensorType rewrites a model with one tensor stored as another type
+// (zero data of the right size).
+func withTensorType(t *testing.T, src, tensor string, typ gguf.TensorType) string {
+	t.Helper()
+	f, err := gguf.Open(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	w := gguf.NewWriter()
+	for _, kv := range f.Metadata {
+		w.Set(kv.Key, kv.Value)
+	}
+	for _, ti := range f.Tensors {
+		data, err := f.TensorData(ti.Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if ti.Name == tensor {
+			n := ti.Elements() / typ.BlockSize() * typ.BlockBytes()
+			w.AddTensor(ti.Name, typ, ti.Shape, make([]byte, n))
+			continue
+		}
+		w.AddTensor(ti.Name, ti.Type, ti.Shape, data)
+	}
+	dst := filepath.Join(t.TempDir(), "model.gguf")
+	if _, err := w.WriteFile(dst); err != nil {
+		t.Fatal(err)
+	}
+	return dst
+}
+
+func TestModelErrors(t *testing.T) {
+	micro := makeModel(t, "micro", microConfig(5))
+	garbage := filepath.Join(t.TempDir(), "garbage.gguf")
+	if err := os.WriteFile(garbage, []byte("GGUF but not really"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		path string
+		cfg  Config
+		want string
+	}{
+		"missing file":       {filepath.Join(t.TempDir(), "none.gguf"), Config{}, "no such file"},
+		"not a model":        {garbage, Config{}, "model"},
+		"architecture":       {convertArch(t, micro, "gpt2"), Config{}, `unsupported architecture "gpt2"`},
+		"weight type":        {withTensorType(t, micro, "blk.1.ffn_up.weight", gguf.TensorQ4_0), Config{}, "unsupported weight type q4_0"},
+		"rank":               {micro, Config{LoRA: LoRAConfig{Rank: -1}}, "LoRA rank"},
+		"target":             {micro, Config{LoRA: LoRAConfig{Targets: []string{"q", "lm_head"}}}, `unknown LoRA target "lm_head"`},
+		"dropout":            {micro, Config{LoRA: LoRAConfig{Dropout: 1}}, "dropout"},
+		"learning rate":      {micro, Config{Optimizer: AdamW{LR: -1}}, "learning rate"},
+		"schedule":           {micro, Config{Schedule: Schedule{Decay: "step"}}, "decay"},
+		"context over model": {micro, Config{Context: 4096}, "exceeds the model's training context"},
+	} {
+		tr, err := New(tc.path, tc.cfg)
+		if err == nil {
+			tr.Close()
+			t.Errorf("%s: accepted", name)
+			continue
+		}
+		if !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %q, want one containing %q", name, err, tc.want)
+		}
+	}
+}
+
+func TestBatchErrors(t *testing.T) {
+	tr := newMicro(t, Config{Context: 64})
+	long := make([]int32, 65)
+	nan := float32(math.NaN())
+	for name, tc := range map[string]struct {
+		seqs []Sequence
+		want string
+	}{
+		"empty batch":  {nil, "empty batch"},
+		"one token":    {[]Sequence{{Tokens: []int32{1}}}, "at least 2"},
+		"too long":     {[]Sequence{{Tokens: long}}, "65 tokens exceed the context of 64"},
+		"vocabulary":   {[]Sequence{{Tokens: []int32{1, 300}}}, "outside the vocabulary"},
+		"weight count": {[]Sequence{{Tokens: []int32{1, 2}, Weights: []float32{0}}}, "1 weights for 2 tokens"},
+		"first weight": {[]Sequence{{Tokens: []int32{1, 2}, Weights: []float32{1, 1}}}, "first token has weight"},
+		"nan weight":   {[]Sequence{{Tokens: []int32{1, 2}, Weights: []float32{0, nan}}}, "weight NaN"},
+		"no target":    {[]Sequence{{Tokens: []int32{1, 2}, Weights: []float32{0, 0}}}, "no token of the batch"},
+	} {
+		_, err := tr.Accumulate(tc.seqs, CrossEntropy{})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+		}
+	}
+	if _, err := tr.Step(); err == nil {
+		t.Error("a step with nothing accumulated succeeded")
+	}
+}
+
+func TestAdapterErrors(t *testing.T) {
+	tr := newMicro(t, Config{LoRA: LoRAConfig{Rank: 4}})
+	dir := t.TempDir()
+	good := filepath.Join(dir, "adapter.gguf")
+	if err := tr.SaveAdapter(good); err != nil {
+		t.Fatal(err)
+	}
+	raw, err := os.ReadFile(good)
+	if err != nil {
+		t.Fatal(err)
+	}
+	corrupt := filepath.Join(dir, "corrupt.gguf")
+	if err := os.WriteFile(corrupt, raw[:len(raw)-100], 0o644); err != nil {
+		t.Fatal(err)
+	}
+	qwen, err := New(convertArch(t, makeModel(t, "micro", microConfig(5)), "qwen2"), Config{Threads: 1, LoRA: LoRAConfig{Rank: 4}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer qwen.Close()
+	otherArch := filepath.Join(dir, "qwen2.gguf")
+	if err := qwen.SaveAdapter(otherArch); err != nil {
+		t.Fatal(err)
+	}
+	for name, tc := range map[string]struct {
+		tr   *Trainer
+		path string
+		want string
+	}{
+		"corrupt":      {tr, corrupt, "truncated"},
+		"architecture": {tr, otherArch, `made for architecture "qwen2"`},
+		"rank":         {newMicro(t, Config{LoRA: LoRAConfig{Rank: 8, Alpha: 8}}), good, "lora_a is f32 [64 4], want f32 [64 8]"},
+		"alpha":        {newMicro(t, Config{LoRA: LoRAConfig{Rank: 4, Alpha: 4}}), good, "alpha"},
+		"targets":      {newMicro(t, Config{LoRA: LoRAConfig{Rank: 4, Targets: []string{"q", "v"}}}), good, "tensors"},
+		"full mode":    {newMicro(t, Config{Full: true}), good, "every weight"},
+		"a model":      {tr, makeModel(t, "micro", microConfig(5)), "not adapter"},
+	} {
+		before := append([]float32(nil), tc.tr.net.params[0].value...)
+		err := tc.tr.LoadAdapter(tc.path)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
+		}
+		for i, v := range tc.tr.net.params[0].value {
+			if v != before[i] {
+				t.Fatalf("%s: a failed load changed the parameters", name)
+			}
+		}
+	}
+}
+
+func TestMemoryBudget(t *testing.T) {
+	seqs := testSequences(300, 2)
+	tight := newMicro(t, Config{MemoryBudget: 1 << 16})
+	if _, err := tight.Accumulate(seqs, CrossEntropy{}); err == nil || !strings.Contains(err.Error(), "over the budget of 0.1 MiB") {
+		t.Errorf("64 KiB budget: %v", err)
+	}
+	roomy := newMicro(t, Config{MemoryBudget: 1 << 30})
+	if _, err := roomy.Accumulate(seqs, CrossEntropy{}); err != nil {
+		t.Fatal(err)
+	}
+	if n := roomy.ActivationBytes(); n <= 1<<16 || n > 1<<30 {
+		t.Errorf("activation memory %d bytes", n)
+	}
+}

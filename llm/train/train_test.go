@@ -1,0 +1,359 @@
+package train
+
+import (
+	"math"
+	"path/filepath"
+	"testing"
+
+	"github.com/agentrl/agentrl/llm"
+)
+
+func newMicro(t *testing.T, cfg Config) *Trainer {
+	t.Helper()
+	if cfg.Threads == 0 {
+		cfg.Threads = 1
+	}
+	tr, err := New(makeModel(t, "micro", microConfig(5)), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(tr.Close)
+	return tr
+}
+
+// gradients runs one micro-batch and returns a copy of every parameter's
+// gradient, leaving none accumulated.
+func gradients(t *testing.T, tr *Trainer, seqs []Sequence, loss Loss) (Result, [][]float32) {
+	t.Helper()
+	tr.ZeroGrad()
+	r, err := tr.Accumulate(seqs, loss)
+	if err != nil {
+		t.Fatal(err)
+	}
+	g := make([][]float32, len(tr.net.params))
+	for i, p := range tr.net.params {
+		g[i] = append([]float32(nil), p.grad...)
+	}
+	tr.ZeroGrad()
+	return r, g
+}
+
+// maxGradDiff is the largest difference between two sets of gradients,
+// relative to the largest gradient.
+func maxGradDiff(a, b [][]float32) float64 {
+	d, scale := 0.0, 0.0
+	for i := range a {
+		for k := range a[i] {
+			d = math.Max(d, math.Abs(float64(a[i][k]-b[i][k])))
+			scale = math.Max(scale, math.Abs(float64(a[i][k])))
+		}
+	}
+	return d / scale
+}
+
+func TestZeroWeightTokensDoNotChangeTheGradient(t *testing.T) {
+	tr := newMicro(t, Config{})
+	perturb(tr, 0.05, 7)
+	seqs := testSequences(tr.h.Vocab, 11)
+	_, base := gradients(t, tr, seqs, CrossEntropy{})
+
+	// Tokens after the last target, with weight 0, are read by nothing
+	// that has a loss.
+	longer := []Sequence{seqs[0], {Tokens: append(append([]int32{}, seqs[1].Tokens...), 5, 9, 17), Weights: append(append([]float32{}, seqs[1].Weights...), 0, 0, 0)}}
+	_, g := gradients(t, tr, longer, CrossEntropy{})
+	if d := maxGradDiff(base, g); d > 1e-5 {
+		t.Errorf("trailing zero-weight tokens changed the gradient by %g", d)
+	}
+	// A whole sequence of zero weights packed with the others.
+	extra := append([]Sequence{{Tokens: []int32{3, 1, 4, 1, 5, 9, 2, 6}, Weights: make([]float32, 8)}}, seqs...)
+	_, g = gradients(t, tr, extra, CrossEntropy{})
+	if d := maxGradDiff(base, g); d > 1e-5 {
+		t.Errorf("a zero-weight sequence in the batch changed the gradient by %g", d)
+	}
+	// A non-zero weight where the others were zero does change it: the
+	// comparison can fail.
+	changed := []Sequence{seqs[0], {Tokens: seqs[1].Tokens, Weights: append([]float32{0, 0.5}, seqs[1].Weights[2:]...)}}
+	_, g = gradients(t, tr, changed, CrossEntropy{})
+	if d := maxGradDiff(base, g); d < 1e-3 {
+		t.Errorf("giving a context token a weight changed the gradient by only %g", d)
+	}
+}
+
+func TestPackingEqualsSeparateBatches(t *testing.T) {
+	seqs := testSequences(300, 13)
+	packed := newMicro(t, Config{RowTokens: 64})
+	perturb(packed, 0.05, 3)
+	rp, gp := gradients(t, packed, seqs, CrossEntropy{})
+	p, err := pack(seqs, 64, 128, 300)
+	if err != nil || p.B != 1 {
+		t.Fatalf("the two sequences should share one row: %v rows, %v", p.B, err)
+	}
+
+	separate := newMicro(t, Config{RowTokens: 1})
+	perturb(separate, 0.05, 3)
+	z := [2]float64{normalizer(seqs[:1], ByWeight), normalizer(seqs[1:], ByWeight)}
+	var want float64
+	wantGrad := make([][]float32, len(gp))
+	for i := range seqs {
+		r, g := gradients(t, separate, seqs[i:i+1], CrossEntropy{})
+		want += r.Loss * z[i] / (z[0] + z[1])
+		for k := range g {
+			if wantGrad[k] == nil {
+				wantGrad[k] = make([]float32, len(g[k]))
+			}
+			for j := range g[k] {
+				wantGrad[k][j] += g[k][j] * float32(z[i]/(z[0]+z[1]))
+			}
+			// Log-probabilities are equal token for token.
+		}
+		for k, lp := range r.LogProbs[0] {
+			if d := math.Abs(float64(lp - rp.LogProbs[i][k])); d > 1e-5 {
+				t.Fatalf("sequence %d token %d: log-prob %g packed, %g alone", i, k, rp.LogProbs[i][k], lp)
+			}
+		}
+	}
+	if d := math.Abs(rp.Loss - want); d > 1e-5 {
+		t.Errorf("packed loss %g, separate batches %g", rp.Loss, want)
+	}
+	if d := maxGradDiff(wantGrad, gp); d > 1e-4 {
+		t.Errorf("packed gradient differs from the separate batches' by %g", d)
+	}
+	t.Logf("packed loss %.6f, separate %.6f", rp.Loss, want)
+}
+
+// fixedText is a text of 96 distinct tokens, split in two sequences;
+// reversed, it is a different text over the same tokens.
+func fixedText(vocab int, reversed bool) []Sequence {
+	text := make([]int32, 96)
+	for i := range text {
+		k := i
+		if reversed {
+			k = 95 - i
+		}
+		text[i] = int32((k*37 + 11) % vocab)
+	}
+	return []Sequence{{Tokens: text[:48]}, {Tokens: text[48:]}}
+}
+
+// memorise trains on seqs and returns the first and last losses.
+func memorise(t *testing.T, tr *Trainer, seqs []Sequence, steps int) (first, last float64) {
+	t.Helper()
+	for s := range steps {
+		r, err := tr.Accumulate(seqs, CrossEntropy{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Step(); err != nil {
+			t.Fatal(err)
+		}
+		if s == 0 {
+			first = r.Loss
+		}
+		last = r.Loss
+	}
+	return first, last
+}
+
+// TestMemorisation trains on a small fixed text until the loss has fallen
+// by 90%: every weight of the micro model from its random initialisation,
+// then a LoRA adapter of the result on the text reversed. (LoRA alone
+// cannot do it from the random model: with its output embeddings frozen
+// at their initial scale, no logit can grow large enough.)
+func TestMemorisation(t *testing.T) {
+	full := newMicro(t, Config{Full: true, Optimizer: AdamW{LR: 3e-3}})
+	first, last := memorise(t, full, fixedText(full.h.Vocab, false), 150)
+	t.Logf("full, 150 steps: loss %.3f -> %.4f (%.1f%% lower)", first, last, 100*(1-last/first))
+	if last > 0.1*first {
+		t.Errorf("full: loss fell from %.3f to %.3f, less than 90%%", first, last)
+	}
+	base := filepath.Join(t.TempDir(), "memorised.gguf")
+	if err := full.SaveModel(base); err != nil {
+		t.Fatal(err)
+	}
+	lora, err := New(base, Config{Threads: 1, LoRA: LoRAConfig{Rank: 16}, Optimizer: AdamW{LR: 3e-3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lora.Close()
+	first, last = memorise(t, lora, fixedText(lora.h.Vocab, true), 150)
+	t.Logf("LoRA, 150 steps: loss %.3f -> %.4f (%.1f%% lower)", first, last, 100*(1-last/first))
+	if last > 0.1*first {
+		t.Errorf("LoRA: loss fell from %.3f to %.3f, less than 90%%", first, last)
+	}
+}
+
+// TestAdapterRoundTrip saves a trained adapter, loads it into the
+// inference engine and compares the engine's log-probabilities with the
+// trainer's; the merged model saved as a whole GGUF must agree as well.
+func TestAdapterRoundTrip(t *testing.T) {
+	for _, tc := range parityCases() {
+		if tc.name != "tiny" && tc.name != "tiny-q8_0" && tc.name != "qwen2-micro" && tc.name != "qwen3-micro" {
+			continue
+		}
+		t.Run(tc.name, func(t *testing.T) {
+			path := tc.path(t)
+			tr, err := New(path, Config{Threads: 1, F16KV: true, LoRA: LoRAConfig{Rank: 4, Alpha: 16}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer tr.Close()
+			perturb(tr, 0.05, 9)
+			dir := t.TempDir()
+			adapter := filepath.Join(dir, "adapter.gguf")
+			if err := tr.SaveAdapter(adapter); err != nil {
+				t.Fatal(err)
+			}
+			reqs, base := engineScores(t, path, "", func(m *llm.Model) []llm.ScoreRequest { return scoreRequests(t, m) })
+			_, with := engineScores(t, path, adapter, func(m *llm.Model) []llm.ScoreRequest { return scoreRequests(t, m) })
+			lp, err := tr.LogProbs(asSequences(reqs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if d := maxScoreDiff(reqs, base, lp); d < 1e-2 {
+				t.Fatalf("the adapter changes log-probs by only %g: the comparison would prove nothing", d)
+			}
+			d := maxScoreDiff(reqs, with, lp)
+			t.Logf("engine with the saved adapter vs trainer: max diff %.2e", d)
+			if d > 1e-4 {
+				t.Errorf("engine with the adapter differs from the trainer by %g", d)
+			}
+
+			// Loading the adapter back into a fresh trainer restores it.
+			again, err := New(path, Config{Threads: 1, F16KV: true, LoRA: LoRAConfig{Rank: 4, Alpha: 16}})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer again.Close()
+			if err := again.LoadAdapter(adapter); err != nil {
+				t.Fatal(err)
+			}
+			lp2, err := again.LogProbs(asSequences(reqs))
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range lp {
+				for k := range lp[i] {
+					if lp[i][k] != lp2[i][k] {
+						t.Fatalf("reloaded adapter: log-prob %g, want %g", lp2[i][k], lp[i][k])
+					}
+				}
+			}
+
+			if tc.name == "tiny-q8_0" {
+				// Merged into F32 weights, the model no longer rounds
+				// its activations to 8 bits as Q8_0 products do.
+				return
+			}
+			merged := filepath.Join(dir, "merged.gguf")
+			if err := tr.SaveModel(merged); err != nil {
+				t.Fatal(err)
+			}
+			_, res := engineScores(t, merged, "", func(m *llm.Model) []llm.ScoreRequest { return reqs })
+			d = maxScoreDiff(reqs, res, lp)
+			t.Logf("merged model vs trainer: max diff %.2e", d)
+			if d > 2e-3 {
+				t.Errorf("merged model differs from the trainer by %g", d)
+			}
+
+		})
+	}
+}
+
+func TestFullModelSavedLoadsInLlamaCpp(t *testing.T) {
+	path := makeModel(t, "micro", microConfig(5))
+	tr := newMicro(t, Config{Full: true, F16KV: true, Optimizer: AdamW{LR: 1e-3}})
+	memorise(t, tr, fixedText(tr.h.Vocab, false), 5)
+	out := filepath.Join(t.TempDir(), "trained.gguf")
+	if err := tr.SaveModel(out); err != nil {
+		t.Fatal(err)
+	}
+	reqs, base := engineScores(t, path, "", func(m *llm.Model) []llm.ScoreRequest { return scoreRequests(t, m) })
+	_, res := engineScores(t, out, "", func(m *llm.Model) []llm.ScoreRequest { return reqs })
+	lp, err := tr.LogProbs(asSequences(reqs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := maxScoreDiff(reqs, base, lp); d < 1e-3 {
+		t.Fatalf("training changed log-probs by only %g", d)
+	}
+	if d := maxScoreDiff(reqs, res, lp); d > 1e-5 {
+		t.Errorf("saved model differs from the trainer by %g", d)
+	}
+}
+
+// TestEMA checks the average's arithmetic and that it saves as an adapter.
+func TestEMA(t *testing.T) {
+	tr := newMicro(t, Config{})
+	ema := tr.NewEMA()
+	start := make([][]float32, len(tr.net.params))
+	for i, p := range tr.net.params {
+		start[i] = append([]float32(nil), p.value...)
+	}
+	perturb(tr, 0.05, 5)
+	if err := ema.Update(0.25); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range tr.net.params {
+		for k := range p.value {
+			want := 0.75*float64(start[i][k]) + 0.25*float64(p.value[k])
+			if d := math.Abs(float64(ema.values[i][k]) - want); d > 1e-7 {
+				t.Fatalf("%s[%d]: average %g, want %g", p.name, k, ema.values[i][k], want)
+			}
+		}
+	}
+	path := filepath.Join(t.TempDir(), "ema.gguf")
+	if err := ema.SaveAdapter(path); err != nil {
+		t.Fatal(err)
+	}
+	other := newMicro(t, Config{})
+	if err := other.LoadAdapter(path); err != nil {
+		t.Fatal(err)
+	}
+	for i, p := range other.net.params {
+		for k := range p.value {
+			if p.value[k] != ema.values[i][k] {
+				t.Fatalf("%s[%d]: saved average %g, loaded %g", p.name, k, ema.values[i][k], p.value[k])
+			}
+		}
+	}
+	if err := ema.Update(1.5); err == nil {
+		t.Error("rate 1.5 accepted")
+	}
+}
+
+func TestBaseLogProbsLeaveTheAdapterOut(t *testing.T) {
+	seqs := testSequences(300, 17)
+	fresh := newMicro(t, Config{})
+	want, err := fresh.LogProbs(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tr := newMicro(t, Config{})
+	perturb(tr, 0.05, 8)
+	base, err := tr.BaseLogProbs(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	with, err := tr.LogProbs(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	maxDiff := func(a, b [][]float32) float64 {
+		d := 0.0
+		for i := range a {
+			for k := range a[i] {
+				d = math.Max(d, math.Abs(float64(a[i][k]-b[i][k])))
+			}
+		}
+		return d
+	}
+	if d := maxDiff(base, want); d != 0 {
+		t.Errorf("base log-probs differ from the model without an adapter by %g", d)
+	}
+	if d := maxDiff(with, want); d < 1e-3 {
+		t.Errorf("the adapter changed log-probs by only %g", d)
+	}
+	if _, err := newMicro(t, Config{Full: true}).BaseLogProbs(seqs); err == nil {
+		t.Error("base log-probs in full mode accepted")
+	}
+}

@@ -1,0 +1,421 @@
+package train
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"runtime"
+	"slices"
+
+	"github.com/agentrl/agentrl/cgo"
+	"github.com/agentrl/agentrl/llm/gguf"
+)
+
+// LoRAConfig configures the adapter trained in LoRA mode.
+type LoRAConfig struct {
+	Rank  int     `json:"rank"`  // default 8
+	Alpha float32 `json:"alpha"` // scale numerator: W x + (Alpha/Rank) B A x; default 2*Rank
+	// Dropout on the input of the LoRA matrices (not of the frozen ones),
+	// one mask per input, shared by the matrices that read it (q, k and
+	// v; gate and up).
+	Dropout float32 `json:"dropout"`
+	// Targets are the adapted matrices: q, k, v, o, gate, up, down
+	// (default all).
+	Targets []string `json:"targets"`
+}
+
+// Config configures a Trainer. Zero values take the defaults noted.
+type Config struct {
+	// Full trains every weight in F32 instead of a LoRA adapter.
+	Full      bool       `json:"full"`
+	LoRA      LoRAConfig `json:"lora"`
+	Optimizer AdamW      `json:"optimizer"`
+	Schedule  Schedule   `json:"schedule"`
+	// Seed drives the LoRA initialisation and the dropout masks.
+	Seed uint64 `json:"seed"`
+	// Context is the longest sequence accepted (default the model's
+	// training context).
+	Context int `json:"context"`
+	// RowTokens is the length of the rows sequences are packed into
+	// (default 1024, at least the longest sequence of a micro-batch).
+	// Longer rows waste attention work on pairs the mask hides; shorter
+	// ones leave more padding.
+	RowTokens int `json:"row_tokens"`
+	// Threads used by the CPU backend (default one per core).
+	Threads int `json:"threads"`
+	// GPU trains on the first GPU when a GPU backend is loaded.
+	GPU bool `json:"gpu"`
+	// MemoryBudget bounds the activation memory of one micro-batch, in
+	// bytes (0: no bound): a micro-batch that would need more fails before
+	// allocating, asking for fewer tokens per micro-batch.
+	MemoryBudget int64 `json:"memory_budget"`
+	// F16KV rounds attention keys and values to F16 in the forward pass,
+	// as llama.cpp's default KV cache stores them, so that the trainer's
+	// log-probabilities equal the inference engine's to float precision
+	// (with F32 keys and values they differ by up to about 1e-3 on F32
+	// models, 1e-2 on Q8_0 ones). The backward pass treats the rounding
+	// as the identity.
+	F16KV bool `json:"f16_kv"`
+}
+
+func (c Config) withDefaults(h hparams) Config {
+	if c.LoRA.Rank == 0 {
+		c.LoRA.Rank = 8
+	}
+	if c.LoRA.Alpha == 0 {
+		c.LoRA.Alpha = 2 * float32(c.LoRA.Rank)
+	}
+	if c.LoRA.Targets == nil {
+		c.LoRA.Targets = DefaultTargets
+	}
+	c.Optimizer = c.Optimizer.withDefaults()
+	if c.Context == 0 {
+		c.Context = h.CtxTrain
+	}
+	if c.RowTokens == 0 {
+		c.RowTokens = 1024
+	}
+	if c.Threads == 0 {
+		c.Threads = runtime.NumCPU()
+	}
+	return c
+}
+
+func (c Config) validate() error {
+	if !c.Full {
+		if c.LoRA.Rank <= 0 || c.LoRA.Rank > 4096 {
+			return fmt.Errorf("LoRA rank %d out of range [1, 4096]", c.LoRA.Rank)
+		}
+		if !(c.LoRA.Alpha > 0) {
+			return fmt.Errorf("LoRA alpha %g must be positive", c.LoRA.Alpha)
+		}
+		if !(c.LoRA.Dropout >= 0 && c.LoRA.Dropout < 1) {
+			return fmt.Errorf("LoRA dropout %g must be in [0, 1)", c.LoRA.Dropout)
+		}
+		if len(c.LoRA.Targets) == 0 {
+			return errors.New("no LoRA targets")
+		}
+		for _, t := range c.LoRA.Targets {
+			if _, ok := loraTargets[t]; !ok {
+				return fmt.Errorf("unknown LoRA target %q (want q, k, v, o, gate, up or down)", t)
+			}
+		}
+	}
+	if err := c.Optimizer.validate(); err != nil {
+		return err
+	}
+	if err := c.Schedule.validate(); err != nil {
+		return err
+	}
+	if c.Context < 2 || c.RowTokens < 1 || c.Threads < 0 {
+		return fmt.Errorf("context %d, row tokens %d and threads %d must be positive", c.Context, c.RowTokens, c.Threads)
+	}
+	return nil
+}
+
+// Trainer trains a LoRA adapter (or every weight) of a GGUF model on a
+// ggml backend. It must be used by one goroutine at a time.
+type Trainer struct {
+	cfg      Config
+	path     string
+	h        hparams
+	metadata []gguf.KV // of the base model, for saving full models
+	order    []string  // tensor names of the base model, in file order
+	net      *network
+	backend  *cgo.Backend
+	alloc    *cgo.Allocator
+	rng      *rand.Rand
+	pcg      *rand.PCG
+	step     int // optimiser steps taken
+	accum    int // micro-batches accumulated since the last step
+	peak     int64
+}
+
+// New loads the model at path for training.
+func New(path string, cfg Config) (*Trainer, error) {
+	f, h, specs, err := openModel(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	cfg = cfg.withDefaults(h)
+	if err := cfg.validate(); err != nil {
+		return nil, fmt.Errorf("trainer: %w", err)
+	}
+	if cfg.Context > h.CtxTrain {
+		return nil, fmt.Errorf("trainer: context %d exceeds the model's training context %d", cfg.Context, h.CtxTrain)
+	}
+	backend, err := cgo.NewBackend(cfg.GPU, cfg.Threads)
+	if err != nil {
+		return nil, err
+	}
+	net, err := buildNetwork(f, h, specs, backend, cfg)
+	if err != nil {
+		backend.Free()
+		return nil, fmt.Errorf("model %s: %w", path, err)
+	}
+	pcg := rand.NewPCG(cfg.Seed, 0x64726f70) // "drop"
+	t := &Trainer{cfg: cfg, path: path, h: h, metadata: slices.Clone(f.Metadata), net: net, backend: backend,
+		alloc: backend.NewAllocator(), pcg: pcg, rng: rand.New(pcg)}
+	for _, ti := range f.Tensors {
+		t.order = append(t.order, ti.Name)
+	}
+	return t, nil
+}
+
+// Close frees the trainer's memory.
+func (t *Trainer) Close() {
+	if t.alloc != nil {
+		t.alloc.Free()
+		t.alloc = nil
+	}
+	if t.net != nil {
+		t.net.free()
+		t.net = nil
+	}
+	if t.backend != nil {
+		t.backend.Free()
+		t.backend = nil
+	}
+}
+
+// Config is the trainer's configuration with defaults filled in.
+func (t *Trainer) Config() Config { return t.cfg }
+
+// StepCount is the number of optimiser steps taken.
+func (t *Trainer) StepCount() int { return t.step }
+
+// Parameters is the number of trainable parameters.
+func (t *Trainer) Parameters() int64 {
+	n := int64(0)
+	for _, p := range t.net.params {
+		n += p.size()
+	}
+	return n
+}
+
+// ModelParameters is the number of weights of the base model.
+func (t *Trainer) ModelParameters() int64 {
+	h := t.h
+	perLayer := int64(2*h.Embd) + int64(h.Embd)*int64(2*h.qDim()+2*h.kvDim()) + 3*int64(h.Embd)*int64(h.FF)
+	n := int64(h.Vocab)*int64(h.Embd) + int64(h.Layers)*perLayer + int64(h.Embd)
+	if t.net.output.w != t.net.embd.w {
+		n += int64(h.Vocab) * int64(h.Embd)
+	}
+	return n
+}
+
+// ActivationBytes is the size of the graph allocator's buffer: the largest
+// micro-batch's activations and temporaries so far.
+func (t *Trainer) ActivationBytes() int64 { return t.peak }
+
+// Backend is the name of the compute backend, e.g. "CPU".
+func (t *Trainer) Backend() string { return t.backend.Name() }
+
+// LogProbs computes log p(Tokens[i] | Tokens[:i]) for every token of every
+// sequence with a non-zero weight (every token but the first when Weights
+// is nil), with the adapter applied; other entries are 0. No gradient is
+// computed.
+func (t *Trainer) LogProbs(seqs []Sequence) ([][]float32, error) {
+	r, err := t.run(seqs, nil, false)
+	if err != nil {
+		return nil, err
+	}
+	return r.logp, nil
+}
+
+// BaseLogProbs is LogProbs of the base model, without the adapter: the
+// reference of DPO and of KL penalties.
+func (t *Trainer) BaseLogProbs(seqs []Sequence) ([][]float32, error) {
+	if t.cfg.Full {
+		return nil, errors.New("base log-probabilities: in full-parameter mode the base weights are the trained ones")
+	}
+	r, err := t.run(seqs, nil, true)
+	if err != nil {
+		return nil, err
+	}
+	return r.logp, nil
+}
+
+// Result is the outcome of one micro-batch.
+type Result struct {
+	Loss    float64            `json:"loss"`
+	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Tokens counts the sequences' tokens; Scored the tokens whose
+	// log-probability entered the loss.
+	Tokens int `json:"tokens"`
+	Scored int `json:"scored"`
+	// LogProbs are the token log-probabilities the loss saw.
+	LogProbs [][]float32 `json:"-"`
+}
+
+// Accumulate runs the forward and backward pass of a micro-batch and adds
+// the loss's gradients to the accumulated ones; Step applies them.
+func (t *Trainer) Accumulate(seqs []Sequence, loss Loss) (Result, error) {
+	if loss == nil {
+		return Result{}, errors.New("accumulate: no loss")
+	}
+	r, err := t.run(seqs, loss, false)
+	if err != nil {
+		return Result{}, err
+	}
+	t.accum++
+	return Result{Loss: r.loss, Metrics: r.metrics, Tokens: r.tokens, Scored: r.scored, LogProbs: r.logp}, nil
+}
+
+// StepResult describes an optimiser step.
+type StepResult struct {
+	Step     int     `json:"step"` // steps taken, this one included
+	LR       float64 `json:"lr"`
+	GradNorm float64 `json:"grad_norm"` // before clipping
+}
+
+// Step applies one AdamW update with the gradients accumulated since the
+// last step, averaged over the micro-batches, and clears them.
+func (t *Trainer) Step() (StepResult, error) {
+	if t.accum == 0 {
+		return StepResult{}, errors.New("step: no gradients accumulated")
+	}
+	params := t.net.params
+	scale := 1 / float64(t.accum)
+	norm := gradNorm(params) * scale
+	if math.IsNaN(norm) || math.IsInf(norm, 0) {
+		t.ZeroGrad()
+		return StepResult{}, fmt.Errorf("step %d: gradient norm is %g; the update was skipped", t.step+1, norm)
+	}
+	if c := t.cfg.Optimizer.ClipNorm; c > 0 && norm > c {
+		scale *= c / norm
+	}
+	lr := t.cfg.Optimizer.LR * t.cfg.Schedule.Factor(t.step)
+	t.step++
+	adamStep(params, t.cfg.Optimizer, lr, scale, t.step)
+	t.ZeroGrad()
+	t.net.uploadParams()
+	return StepResult{Step: t.step, LR: lr, GradNorm: norm}, nil
+}
+
+// ZeroGrad discards the accumulated gradients.
+func (t *Trainer) ZeroGrad() {
+	for _, p := range t.net.params {
+		clear(p.grad)
+	}
+	t.accum = 0
+}
+
+// runResult is the outcome of one graph evaluation.
+type runResult struct {
+	logp           [][]float32
+	loss           float64
+	metrics        map[string]float64
+	tokens, scored int
+}
+
+// run evaluates a micro-batch: forward only when loss is nil, else forward,
+// loss in Go, and backward with the gradients added to the parameters'.
+// base leaves the adapter out of a forward-only pass.
+func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error) {
+	train := loss != nil
+	p, err := pack(seqs, t.cfg.RowTokens, t.cfg.Context, t.h.Vocab)
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(p.out))*int64(t.h.Vocab) > math.MaxInt32 {
+		// ggml indexes the logits with 32-bit integers.
+		return nil, fmt.Errorf("%d scored tokens x a vocabulary of %d exceed 2^31 logits: split the micro-batch", len(p.out), t.h.Vocab)
+	}
+	dropout := train && !t.cfg.Full && t.cfg.LoRA.Dropout > 0
+	g, err := buildGraph(t.net, p.T, p.B, len(p.out), graphMode{train: train, dropout: dropout, base: base})
+	if err != nil {
+		return nil, err
+	}
+	defer g.free()
+	if b := t.cfg.MemoryBudget; b > 0 {
+		if need := t.backend.MeasureGraph(g.all); need > b {
+			return nil, fmt.Errorf("a micro-batch of %d x %d tokens needs %.1f MiB of activations, over the budget of %.1f MiB: give fewer tokens per micro-batch (and accumulate more of them)",
+				p.B, p.T, float64(need)/(1<<20), float64(b)/(1<<20))
+		}
+	}
+	if err := t.alloc.Alloc(g.all); err != nil {
+		return nil, fmt.Errorf("micro-batch of %d x %d tokens: %w", p.B, p.T, err)
+	}
+	t.peak = max(t.peak, t.alloc.Size())
+	g.tokens.SetInt32(p.tokens, 0)
+	g.pos.SetInt32(p.pos, 0)
+	g.mask.SetFloat32(p.mask, 0)
+	g.outIdx.SetInt32(p.out, 0)
+	if dropout {
+		t.fillDropout(g.drops)
+	}
+	g.targets.SetInt32(p.target, 0)
+	first := g.all
+	if train {
+		first = g.fwd
+	}
+	if err := t.backend.Compute(first); err != nil {
+		return nil, err
+	}
+	M := len(p.out)
+	zTarget, zMax, pMax := make([]float32, M), make([]float32, M), make([]float32, M)
+	g.zTarget.Float32(zTarget, 0)
+	g.zMax.Float32(zMax, 0)
+	g.pMax.Float32(pMax, 0)
+	res := &runResult{logp: make([][]float32, len(seqs)), tokens: p.tokensUsed, scored: M}
+	for i, s := range seqs {
+		res.logp[i] = make([]float32, len(s.Tokens))
+	}
+	for m := range p.out {
+		lp := float64(zTarget[m]) - float64(zMax[m]) + math.Log(float64(pMax[m]))
+		res.logp[p.outSeq[m]][p.outTok[m]] = float32(lp)
+	}
+	if !train {
+		return res, nil
+	}
+	grad := make([][]float32, len(seqs))
+	for i, s := range seqs {
+		grad[i] = make([]float32, len(s.Tokens))
+	}
+	res.loss, res.metrics, err = loss.Eval(seqs, res.logp, grad)
+	if err != nil {
+		return nil, err
+	}
+	if math.IsNaN(res.loss) || math.IsInf(res.loss, 0) {
+		return nil, fmt.Errorf("loss is %g", res.loss)
+	}
+	coef := make([]float32, M)
+	flat := make([]int32, M)
+	for m := range p.out {
+		coef[m] = grad[p.outSeq[m]][p.outTok[m]]
+		flat[m] = int32(m*t.h.Vocab) + p.target[m]
+	}
+	g.lossGrad.SetFloat32(coef, 0)
+	g.targetFlat.SetInt32(flat, 0)
+	if err := t.backend.Compute(g.bwd); err != nil {
+		return nil, err
+	}
+	buf := []float32{}
+	for _, prm := range g.order {
+		buf = slices.Grow(buf[:0], len(prm.grad))[:len(prm.grad)]
+		g.grads[prm].Float32(buf, 0)
+		for i, v := range buf {
+			prm.grad[i] += v
+		}
+	}
+	return res, nil
+}
+
+// fillDropout draws the dropout masks: each element is 0 with probability
+// p, else 1/(1-p), so the expected input is unchanged.
+func (t *Trainer) fillDropout(masks []cgo.Tensor) {
+	p := t.cfg.LoRA.Dropout
+	keep := 1 / (1 - p)
+	for _, m := range masks {
+		values := make([]float32, m.Elements())
+		for i := range values {
+			if t.rng.Float32() >= p {
+				values[i] = keep
+			}
+		}
+		m.SetFloat32(values, 0)
+	}
+}
