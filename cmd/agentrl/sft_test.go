@@ -110,3 +110,33 @@ func TestPretrainBuiltinCorpus(t *testing.T) {
 	}
 	m.Close()
 }
+
+func TestBenchTrainReportsSpeedAndPeak(t *testing.T) {
+	out, err := runApp(t, newApp(), "bench", "train", "--model", tinyModel(t), "--shapes", "2x32", "--steps", "2",
+		"--warmup", "1", "--threads", "1", "--torch-script", "", "--json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep struct {
+		CPUPeak struct{ GFLOPS float64 } `json:"cpu_peak"`
+		Results []struct {
+			Ours struct {
+				BestTokensPerSecond float64 `json:"best_tokens_per_second"`
+				GFLOPS              float64 `json:"gflops"`
+				Losses              []float64
+			}
+			PeakShare  float64 `json:"peak_share"`
+			TorchError string  `json:"pytorch_skipped"`
+		}
+	}
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatalf("%v\n%s", err, out)
+	}
+	if len(rep.Results) != 1 || rep.CPUPeak.GFLOPS <= 0 {
+		t.Fatalf("report %+v", rep)
+	}
+	r := rep.Results[0]
+	if r.Ours.BestTokensPerSecond <= 0 || r.Ours.GFLOPS <= 0 || len(r.Ours.Losses) != 2 || r.PeakShare <= 0 || r.PeakShare > 1 || r.TorchError != "disabled" {
+		t.Errorf("result %+v", r)
+	}
+}

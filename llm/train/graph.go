@@ -271,8 +271,9 @@ func (b *builder) linBackward(l *linear, act linAct, dy, drop cgo.Tensor) cgo.Te
 		b.addGrad(l.bias.p, x.RepeatBack(dy, l.bias.t))
 	}
 	if l.wp != nil {
-		// dW [in, out] = x dy^T, contracting over the slots.
-		b.addGrad(l.wp, x.OutProd(act.in, dy))
+		// dW [in, out] = x dy^T, contracting over the slots: as a tiled
+		// product of transposes, faster than out_prod for wide layers.
+		b.addGrad(l.wp, x.MulMat(b.t(act.in), b.t(dy)))
 	}
 	dx := x.MulMat(b.weightT(l), dy)
 	if l.lora != nil {
