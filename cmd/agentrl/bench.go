@@ -70,6 +70,29 @@ func parseFlashAttn(s string) (cgo.FlashAttn, error) {
 	return 0, fmt.Errorf("--flash-attn %q: want auto, on or off", s)
 }
 
+// benchModels returns the models a benchmark measures: those given, or
+// else the built-in tiny and small presets, written to a temporary folder
+// that cleanup removes.
+func benchModels(given []string) (paths []string, cleanup func(), err error) {
+	if len(given) > 0 {
+		return given, func() {}, nil
+	}
+	dir, err := os.MkdirTemp("", "agentrl-bench")
+	if err != nil {
+		return nil, nil, err
+	}
+	cleanup = func() { os.RemoveAll(dir) }
+	for _, preset := range []string{"tiny", "small"} {
+		p := filepath.Join(dir, preset+".gguf")
+		if _, err := initmodel.Write(p, initmodel.Config{Preset: preset, Seed: 1}); err != nil {
+			cleanup()
+			return nil, nil, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, cleanup, nil
+}
+
 type benchModelReport struct {
 	Model   llm.Info               `json:"model"`
 	Results []llm.InferBenchResult `json:"results"`
@@ -87,21 +110,11 @@ func runBenchInfer(c *cli.Context) error {
 	if c.Int("prompt-tokens") <= 0 || c.Int("gen-tokens") <= 0 {
 		return fmt.Errorf("--prompt-tokens and --gen-tokens must be > 0")
 	}
-	paths := c.StringSlice("model")
-	if len(paths) == 0 {
-		dir, err := os.MkdirTemp("", "agentrl-bench")
-		if err != nil {
-			return err
-		}
-		defer os.RemoveAll(dir)
-		for _, preset := range []string{"tiny", "small"} {
-			p := filepath.Join(dir, preset+".gguf")
-			if _, err := initmodel.Write(p, initmodel.Config{Preset: preset, Seed: 1}); err != nil {
-				return err
-			}
-			paths = append(paths, p)
-		}
+	paths, cleanup, err := benchModels(c.StringSlice("model"))
+	if err != nil {
+		return err
 	}
+	defer cleanup()
 	loadGPUBackends()
 	var reports []benchModelReport
 	for _, path := range paths {

@@ -17,7 +17,6 @@ import (
 
 	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/llm/gguf"
-	"github.com/agentrl/agentrl/llm/initmodel"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -85,21 +84,17 @@ func runBenchTrain(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("CPU peak: %w", err)
 	}
+	paths, cleanup, err := benchModels(c.StringSlice("model"))
+	if err != nil {
+		return err
+	}
+	defer cleanup()
+	// The batches handed to the PyTorch reference.
 	dir, err := os.MkdirTemp("", "agentrl-bench-train")
 	if err != nil {
 		return err
 	}
 	defer os.RemoveAll(dir)
-	paths := c.StringSlice("model")
-	if len(paths) == 0 {
-		for _, preset := range []string{"tiny", "small"} {
-			p := filepath.Join(dir, preset+".gguf")
-			if _, err := initmodel.Write(p, initmodel.Config{Preset: preset, Seed: 1}); err != nil {
-				return err
-			}
-			paths = append(paths, p)
-		}
-	}
 	loadGPUBackends()
 	threads := c.Int("threads")
 	if threads == 0 {

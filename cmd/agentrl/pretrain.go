@@ -6,7 +6,6 @@ import (
 
 	"github.com/urfave/cli/v2"
 
-	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel"
 	"github.com/agentrl/agentrl/llm/train"
 )
@@ -46,16 +45,11 @@ func runPretrain(c *cli.Context) error {
 		}
 		texts = append(texts, string(b))
 	}
-	loadGPUBackends()
-	m, err := llm.Load(c.String("model"), llm.LoadOptions{GPULayers: 0})
+	m, tr, err := openForTraining(c.String("model"), s.cfg)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	tr, err := train.New(c.String("model"), s.cfg)
-	if err != nil {
-		return err
-	}
 	defer tr.Close()
 	seqLen := min(c.Int("seq-len"), tr.Config().Context)
 	seqs, err := train.ChunkCorpus(texts, m, seqLen)

@@ -131,18 +131,11 @@ func runSFT(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	loadGPUBackends()
-	// The tokenizer and chat template come from llama.cpp, so the data is
-	// tokenised exactly as inference will see it.
-	m, err := llm.Load(c.String("model"), llm.LoadOptions{GPULayers: 0})
+	m, tr, err := openForTraining(c.String("model"), s.cfg)
 	if err != nil {
 		return err
 	}
 	defer m.Close()
-	tr, err := train.New(c.String("model"), s.cfg)
-	if err != nil {
-		return err
-	}
 	defer tr.Close()
 	seqs, err := train.ReadSFTFile(c.String("data"), m, tr.Config().Context)
 	if err != nil {
@@ -254,4 +247,21 @@ func (p *progressLine) done() {
 	case p.pending != "":
 		fmt.Fprintln(p.w, p.pending)
 	}
+}
+
+// openForTraining loads the model for its tokenizer and chat template (from
+// llama.cpp, so that training data is tokenised exactly as inference will
+// see it) and a trainer on the same file.
+func openForTraining(path string, cfg train.Config) (*llm.Model, *train.Trainer, error) {
+	loadGPUBackends()
+	m, err := llm.Load(path, llm.LoadOptions{GPULayers: 0})
+	if err != nil {
+		return nil, nil, err
+	}
+	tr, err := train.New(path, cfg)
+	if err != nil {
+		m.Close()
+		return nil, nil, err
+	}
+	return m, tr, nil
 }
