@@ -56,13 +56,13 @@ func (o EngineOptions) withDefaults(info Info) EngineOptions {
 func (o EngineOptions) validate() error {
 	switch {
 	case o.Parallel > cgo.MaxParallelSequences():
-		return errorf("parallel sequences %d exceed llama.cpp's limit of %d", o.Parallel, cgo.MaxParallelSequences())
+		return fmt.Errorf("parallel sequences %d exceed llama.cpp's limit of %d", o.Parallel, cgo.MaxParallelSequences())
 	case o.Context < 8:
-		return errorf("context %d must be at least 8 tokens", o.Context)
+		return fmt.Errorf("context %d must be at least 8 tokens", o.Context)
 	case o.Batch < o.Parallel:
-		return errorf("batch %d must be at least the number of parallel sequences (%d)", o.Batch, o.Parallel)
+		return fmt.Errorf("batch %d must be at least the number of parallel sequences (%d)", o.Batch, o.Parallel)
 	case o.UBatch > o.Batch:
-		return errorf("micro-batch %d must not exceed the batch %d", o.UBatch, o.Batch)
+		return fmt.Errorf("micro-batch %d must not exceed the batch %d", o.UBatch, o.Batch)
 	}
 	return nil
 }
@@ -370,5 +370,3 @@ func (e *Engine) ResetStats() {
 		c.Store(0)
 	}
 }
-
-func errorf(format string, args ...any) error { return fmt.Errorf(format, args...) }

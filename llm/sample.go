@@ -1,6 +1,7 @@
 package llm
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -42,19 +43,19 @@ func DefaultSampling() Sampling {
 func (s Sampling) validate() error {
 	switch {
 	case s.Temperature < 0 || math.IsNaN(float64(s.Temperature)):
-		return errorf("temperature %v must be >= 0", s.Temperature)
+		return fmt.Errorf("temperature %v must be >= 0", s.Temperature)
 	case s.TopK < 0:
-		return errorf("top-k %d must be >= 0", s.TopK)
+		return fmt.Errorf("top-k %d must be >= 0", s.TopK)
 	case !(s.TopP > 0 && s.TopP <= 1):
-		return errorf("top-p %v must be in (0, 1]", s.TopP)
+		return fmt.Errorf("top-p %v must be in (0, 1]", s.TopP)
 	case !(s.MinP >= 0 && s.MinP < 1):
-		return errorf("min-p %v must be in [0, 1)", s.MinP)
+		return fmt.Errorf("min-p %v must be in [0, 1)", s.MinP)
 	case s.MaxTokens <= 0:
-		return errorf("max tokens %d must be > 0", s.MaxTokens)
+		return fmt.Errorf("max tokens %d must be > 0", s.MaxTokens)
 	}
 	for _, stop := range s.Stop {
 		if stop == "" {
-			return errorf("empty stop string")
+			return fmt.Errorf("empty stop string")
 		}
 	}
 	return nil

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
@@ -151,7 +152,10 @@ func (s *scheduler) takeIdle() bool {
 			return false
 		}
 	}
-	s.setAdapters(j.adapters)
+	if err := s.setAdapters(j.adapters); err != nil {
+		j.finish(err)
+		return true
+	}
 	s.accept(j)
 	// Jobs deferred earlier with the same adapters join now.
 	kept := s.deferred[:0]
@@ -188,22 +192,23 @@ func (s *scheduler) accept(j *job) {
 	s.waiting = append(s.waiting, j.seqs...)
 }
 
-func (s *scheduler) setAdapters(adapters []AdapterScale) {
+// setAdapters makes adapters the active set. On failure no adapter is
+// active and the caller fails the job, which must not run on the base
+// model unknowingly.
+func (s *scheduler) setAdapters(adapters []AdapterScale) error {
 	if sameAdapters(adapters, s.adapters) {
-		return
+		return nil
 	}
 	s.e.ctx.ClearAdapters()
+	s.adapters, s.adaptersChanged = nil, true
 	for _, a := range adapters {
 		if err := s.e.ctx.SetAdapter(a.Adapter.c, a.Scale); err != nil {
-			// Only reachable if llama.cpp rejects a loaded adapter; the
-			// job still fails cleanly below through its own check.
 			s.e.ctx.ClearAdapters()
-			s.adapters = nil
-			return
+			return fmt.Errorf("activate adapter %s: %w", a.Adapter.path, err)
 		}
 	}
 	s.adapters = adapters
-	s.adaptersChanged = true
+	return nil
 }
 
 func sameAdapters(a, b []AdapterScale) bool {
