@@ -28,10 +28,11 @@ type EngineOptions struct {
 	Threads int
 	// FlashAttn selects flash attention (default auto).
 	FlashAttn cgo.FlashAttn
-	// SplitKV gives every sequence its own KV-cache stream instead of one
-	// shared buffer. Shared (the default) makes the n samples of a prompt
-	// share its cache for free.
-	SplitKV bool
+	// SharedKV puts all sequences in one KV buffer instead of a stream
+	// each. The n samples of a prompt then share its cells without a copy,
+	// but every sequence attends over the span of all used cells, which
+	// measured 1.3-1.9x slower at 32-64 sequences (docs/results/inference.md).
+	SharedKV bool
 }
 
 func (o EngineOptions) withDefaults(info Info) EngineOptions {
@@ -71,7 +72,7 @@ func contextParams(o EngineOptions) cgo.ContextParams {
 	return cgo.ContextParams{
 		NCtx: o.Context * o.Parallel, NBatch: o.Batch, NUBatch: o.UBatch,
 		NSeqMax: o.Parallel, Threads: o.Threads, ThreadsBatch: o.Threads,
-		FlashAttn: o.FlashAttn, KVUnified: !o.SplitKV,
+		FlashAttn: o.FlashAttn, KVUnified: o.SharedKV,
 	}
 }
 

@@ -38,7 +38,7 @@ func benchInferCommand() *cli.Command {
 			&cli.IntFlag{Name: "gen-tokens", Value: 64, Usage: "tokens generated per sequence"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads (0 = one per core)"},
 			&cli.StringFlag{Name: "flash-attn", Value: "auto", Usage: "flash attention: auto, on or off"},
-			&cli.BoolFlag{Name: "split-kv", Usage: "one KV-cache stream per sequence instead of a shared buffer"},
+			&cli.BoolFlag{Name: "shared-kv", Usage: "one KV buffer shared by all sequences instead of a stream each"},
 			&cli.IntFlag{Name: "ubatch", Usage: "llama.cpp micro-batch size (0 = default)"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
@@ -126,7 +126,7 @@ func runBenchInfer(c *cli.Context) error {
 		for _, p := range parallel {
 			r, err := llm.BenchInfer(c.Context, m, llm.InferBenchConfig{
 				Parallel: p, PromptTokens: c.Int("prompt-tokens"), GenTokens: c.Int("gen-tokens"),
-				Engine: llm.EngineOptions{Threads: c.Int("threads"), FlashAttn: fa, SplitKV: c.Bool("split-kv"), UBatch: c.Int("ubatch"),
+				Engine: llm.EngineOptions{Threads: c.Int("threads"), FlashAttn: fa, SharedKV: c.Bool("shared-kv"), UBatch: c.Int("ubatch"),
 					Context: c.Int("prompt-tokens") + c.Int("gen-tokens")},
 			})
 			if err != nil {
