@@ -31,7 +31,7 @@ test: vet
 	$(GO) test -count=1 -race -timeout 20m $(PURE_GO_PKGS)
 
 demo: build
-	AGENTRL=./$(BIN) scripts/demo.sh $(OUT)
+	./$(BIN) demo --out $(OUT)
 
 bench: build
 	./$(BIN) bench infer --json

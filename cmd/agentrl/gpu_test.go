@@ -517,7 +517,7 @@ func TestGPUScriptsPassShellcheck(t *testing.T) {
 	}
 	root := repoRoot(t)
 	var scripts []string
-	for _, s := range []string{"build-ggml-backend.sh", "gpu-bench.sh", "demo.sh"} {
+	for _, s := range []string{"build-ggml-backend.sh", "gpu-bench.sh"} {
 		scripts = append(scripts, filepath.Join(root, "scripts", s))
 	}
 	if out, err := exec.Command(shellcheck, scripts...).CombinedOutput(); err != nil {

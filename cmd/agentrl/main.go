@@ -55,6 +55,7 @@ func newApp() *cli.App {
 		},
 		Commands: []*cli.Command{
 			versionCommand(),
+			demoCommand(),
 			generateCommand(),
 			scoreCommand(),
 			envsCommand(),
