@@ -3,10 +3,10 @@ package alfworld
 import (
 	"testing"
 
-	"github.com/agentrl/agentrl/envs/envbench"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 // BenchmarkSteps: 64 instances stepped in parallel by their experts.
 func BenchmarkSteps(b *testing.B) {
-	envbench.Benchmark(b, New)
+	envtest.Benchmark(b, New)
 }

@@ -1,14 +1,13 @@
 // Package envbench measures how fast simulators step: parallel instances,
 // each driven by its expert from its own goroutine, with no runner and no
 // policy in between. The `agentrl bench envs` command and every
-// simulator's BenchmarkSteps use it.
+// simulator's BenchmarkSteps (through envtest.Benchmark) use it.
 package envbench
 
 import (
 	"context"
 	"fmt"
 	"sync"
-	"testing"
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
@@ -86,17 +85,4 @@ func playEpisodes(ctx context.Context, env envs.Env, split envs.Split, seed, str
 		}
 	}
 	return steps, ctx.Err()
-}
-
-// Benchmark is the body of a simulator's BenchmarkSteps: 64 instances in
-// parallel goroutines driven by the expert for b.N steps in total,
-// reported as steps/s.
-func Benchmark(b *testing.B, newEnv func() envs.Env) {
-	newEnv() // build shared static data (catalogs, knowledge bases) first
-	b.ResetTimer()
-	steps, seconds, err := ExpertSteps(context.Background(), newEnv, envs.Train, 64, Budget{Steps: b.N})
-	if err != nil {
-		b.Fatal(err)
-	}
-	b.ReportMetric(float64(steps)/seconds, "steps/s")
 }

@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/envbench"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func newEnv(t testing.TB, withCalc bool) *Env {
@@ -47,24 +47,8 @@ func playExpert(t testing.TB, e *Env, split envs.Split, seed int64) (string, env
 	if err != nil {
 		t.Fatal(err)
 	}
-	trace := obs
-	for {
-		action, err := e.ExpertAction()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := e.Step(action)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Info.ValidAction {
-			t.Fatalf("expert action %q is invalid: %s", action, res.Observation)
-		}
-		trace += "\n" + action + "\n" + res.Observation
-		if res.Done {
-			return trace, res
-		}
-	}
+	trace, last := envtest.PlayExpert(t, e)
+	return strings.Join(append([]string{obs}, trace...), "\n"), last
 }
 
 func TestExpertSolvesEverySplit(t *testing.T) {
@@ -340,8 +324,8 @@ func FuzzCalcStep(f *testing.F) {
 // BenchmarkSteps: 64 instances of each variant stepped in parallel by
 // their experts.
 func BenchmarkSteps(b *testing.B) {
-	b.Run("math", func(b *testing.B) { envbench.Benchmark(b, New) })
-	b.Run("math-calc", func(b *testing.B) { envbench.Benchmark(b, NewCalc) })
+	b.Run("math", func(b *testing.B) { envtest.Benchmark(b, New) })
+	b.Run("math-calc", func(b *testing.B) { envtest.Benchmark(b, NewCalc) })
 }
 
 // TestExampleActions checks the examples a random baseline draws from: all

@@ -7,7 +7,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/envbench"
+	"github.com/agentrl/agentrl/envs/envtest"
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/envs/runner"
 )
@@ -58,6 +58,6 @@ func BenchmarkRunner(b *testing.B) {
 // directly by as many goroutines, the ceiling the runner is compared to.
 func BenchmarkRaw(b *testing.B) {
 	for name, f := range benchEnvs() {
-		b.Run(name, func(b *testing.B) { envbench.Benchmark(b, f) })
+		b.Run(name, func(b *testing.B) { envtest.Benchmark(b, f) })
 	}
 }

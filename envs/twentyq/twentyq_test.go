@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/envbench"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func newEnv(t testing.TB) *Env {
@@ -26,24 +26,8 @@ func playExpert(t testing.TB, e *Env, split envs.Split, seed int64) ([]string, e
 	if err != nil {
 		t.Fatal(err)
 	}
-	trace := []string{obs}
-	for {
-		action, err := e.ExpertAction()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res, err := e.Step(action)
-		if err != nil {
-			t.Fatal(err)
-		}
-		if !res.Info.ValidAction {
-			t.Fatalf("expert action %q is invalid: %s", action, res.Observation)
-		}
-		trace = append(trace, action, res.Observation)
-		if res.Done {
-			return trace, res
-		}
-	}
+	trace, last := envtest.PlayExpert(t, e)
+	return append([]string{obs}, trace...), last
 }
 
 func TestSpec(t *testing.T) {
@@ -326,7 +310,7 @@ func FuzzStep(f *testing.F) {
 
 // BenchmarkSteps: 64 instances stepped in parallel by their experts.
 func BenchmarkSteps(b *testing.B) {
-	envbench.Benchmark(b, New)
+	envtest.Benchmark(b, New)
 }
 
 func TestExampleActionsAreValid(t *testing.T) {

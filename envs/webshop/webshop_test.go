@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/envbench"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func newEnv(t testing.TB, split envs.Split, seed int64) (*Env, string) {
@@ -33,24 +33,11 @@ func step(t testing.TB, e *Env, action string) envs.StepResult {
 }
 
 // runExpert plays an episode with the expert and returns its last step and
-// the observations seen.
+// the actions and observations seen.
 func runExpert(t testing.TB, e *Env) (envs.StepResult, []string) {
 	t.Helper()
-	var seen []string
-	for {
-		action, err := e.ExpertAction()
-		if err != nil {
-			t.Fatal(err)
-		}
-		res := step(t, e, action)
-		if !res.Info.ValidAction {
-			t.Fatalf("expert action %q is invalid: %s", action, res.Observation)
-		}
-		seen = append(seen, action, res.Observation)
-		if res.Done {
-			return res, seen
-		}
-	}
+	seen, last := envtest.PlayExpert(t, e)
+	return last, seen
 }
 
 func TestSpec(t *testing.T) {
@@ -592,5 +579,5 @@ func TestSizeOptionsMatchExactly(t *testing.T) {
 
 // BenchmarkSteps: 64 instances stepped in parallel by their experts.
 func BenchmarkSteps(b *testing.B) {
-	envbench.Benchmark(b, New)
+	envtest.Benchmark(b, New)
 }
