@@ -203,6 +203,10 @@ struct ggml_tensor {
     char padding[8];
 };
 
+// A custom operation's kernel, run by each of nth threads (ggml_custom_4d).
+typedef void (*ggml_custom_op_t)(struct ggml_tensor * dst, int ith, int nth, void * userdata);
+#define GGML_N_TASKS_MAX (-1)
+
 // ---- ggml-backend.h / ggml-alloc.h: backends, buffers, graph allocation ----
 typedef struct ggml_backend * ggml_backend_t;
 typedef struct ggml_backend_buffer * ggml_backend_buffer_t;

@@ -16,7 +16,8 @@ import (
 // library was loaded (LoadBackends). It must be used by one goroutine at a
 // time.
 type Backend struct {
-	c C.ggml_backend_t
+	c   C.ggml_backend_t
+	cpu bool
 }
 
 // NewBackend starts a backend on the first GPU when gpu is set and one is
@@ -37,8 +38,12 @@ func NewBackend(gpu bool, threads int) (*Backend, error) {
 	if threads > 0 {
 		C.ggml_backend_cpu_set_n_threads(c, C.int(threads))
 	}
-	return &Backend{c: c}, nil
+	return &Backend{c: c, cpu: true}, nil
 }
+
+// CPU reports whether the backend is ggml's CPU backend, the only one that
+// runs custom operations such as the BLAS products.
+func (b *Backend) CPU() bool { return b.cpu }
 
 // Free stops the backend. Buffers allocated on it must be freed first.
 func (b *Backend) Free() {

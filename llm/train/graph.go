@@ -66,6 +66,11 @@ type builder struct {
 	N, M  int // slots, logit rows
 	mode  graphMode
 	memoT map[cgo.Tensor]cgo.Tensor
+	// blas runs the F32 products through the CBLAS library (cgo.BLAS):
+	// training graphs on the CPU backend when one is installed. Graphs
+	// without a backward pass keep ggml's kernels, and so compute
+	// log-probabilities as llama.cpp does, rounding included.
+	blas bool
 }
 
 // graphMode selects what a graph computes.
@@ -104,7 +109,8 @@ func buildGraph(n *network, T, B, M int, mode graphMode) (g *graph, err error) {
 			g, err = nil, fmt.Errorf("training graph: %w", opErr)
 		}
 	}()
-	b := &builder{n: n, x: ctx, g: g, T: T, B: B, N: T * B, M: M, mode: mode, memoT: map[cgo.Tensor]cgo.Tensor{}}
+	b := &builder{n: n, x: ctx, g: g, T: T, B: B, N: T * B, M: M, mode: mode, memoT: map[cgo.Tensor]cgo.Tensor{},
+		blas: n.blas && mode.train}
 	b.build(size)
 	return g, nil
 }
@@ -189,6 +195,32 @@ func (b *builder) build(size int) {
 	}
 }
 
+// mulMat is x.MulMat, through the BLAS library where the builder uses one
+// and the operands allow.
+func (b *builder) mulMat(a, c cgo.Tensor) cgo.Tensor {
+	if b.blas && cgo.CanBLASMulMat(a, c) {
+		return b.x.BLASMulMat(a, c)
+	}
+	return b.x.MulMat(a, c)
+}
+
+// outProd is x.OutProd, through the BLAS library like mulMat.
+func (b *builder) outProd(a, c cgo.Tensor) cgo.Tensor {
+	if b.blas && cgo.CanBLASOutProd(a, c) {
+		return b.x.BLASOutProd(a, c)
+	}
+	return b.x.OutProd(a, c)
+}
+
+// mulMatT is MulMat(T(a), c): through BLAS without making the transpose,
+// else with it.
+func (b *builder) mulMatT(a, c cgo.Tensor) cgo.Tensor {
+	if b.blas && cgo.CanBLASMulMatT(a, c) {
+		return b.x.BLASMulMatT(a, c)
+	}
+	return b.mulMat(b.t(a), c)
+}
+
 // t is the contiguous transpose of a, made once per graph.
 func (b *builder) t(a cgo.Tensor) cgo.Tensor {
 	if t, ok := b.memoT[a]; ok {
@@ -199,23 +231,34 @@ func (b *builder) t(a cgo.Tensor) cgo.Tensor {
 	return t
 }
 
-// weightT is the transposed weight [out, in], for the gradient of the
-// layer's input: the frozen copy, or one made in the graph for a trained
-// (full-mode) weight.
-func (b *builder) weightT(l *linear) cgo.Tensor {
+// inputGrad is the gradient of a linear layer's input, W dy: through the
+// frozen transposed copy, or BLAS on W itself, or a transpose made in the
+// graph (of a trained weight, or cast to F32).
+func (b *builder) inputGrad(l *linear, dy cgo.Tensor) cgo.Tensor {
 	if l.wt.Valid() {
-		return l.wt
+		return b.mulMat(l.wt, dy)
 	}
 	w := l.w
 	if w.Type() != cgo.TypeF32 {
-		if t, ok := b.memoT[w]; ok {
-			return t
+		t, ok := b.memoT[w]
+		if !ok {
+			t = b.x.T(b.x.Cast(w, cgo.TypeF32))
+			b.memoT[w] = t
 		}
-		t := b.x.T(b.x.Cast(w, cgo.TypeF32))
-		b.memoT[w] = t
-		return t
+		return b.mulMat(t, dy)
 	}
-	return b.t(w)
+	return b.mulMatT(w, dy)
+}
+
+// weightGrad is the gradient of a trained weight [in, out], in dy^T,
+// contracting over the slots.
+func (b *builder) weightGrad(in, dy cgo.Tensor) cgo.Tensor {
+	if b.blas && cgo.CanBLASOutProd(in, dy) {
+		return b.x.BLASOutProd(in, dy)
+	}
+	// As a tiled product of transposes: faster than ggml's out_prod for
+	// wide layers.
+	return b.x.MulMat(b.t(in), b.t(dy))
 }
 
 func (b *builder) addGrad(p *param, t cgo.Tensor) {
@@ -241,7 +284,7 @@ type linAct struct {
 // amplified (8-bit activations of Q8_0 products).
 func (b *builder) linForward(l *linear, in, drop cgo.Tensor) (cgo.Tensor, linAct) {
 	x := b.x
-	y := x.MulMat(l.w, in)
+	y := b.mulMat(l.w, in)
 	act := linAct{in: in}
 	if l.lora != nil && !b.mode.base {
 		act.dropped = in
@@ -254,8 +297,14 @@ func (b *builder) linForward(l *linear, in, drop cgo.Tensor) (cgo.Tensor, linAct
 			a = x.Reshape(x.View1D(a, a.Ne(0)*r, 0), a.Ne(0), r)
 			bm = x.Columns(bm, r)
 		}
-		act.u = x.MulMat(a, act.dropped)
-		y = x.Add(y, x.Scale(x.MulMat(bm, act.u), l.lora.scale))
+		act.u = b.mulMat(a, act.dropped)
+		if b.mode.train {
+			// Scaling B [r, out] instead of B A x [out, slots] saves a
+			// pass over the layer's output.
+			y = x.Add(y, b.mulMat(x.Scale(bm, l.lora.scale), act.u))
+		} else {
+			y = x.Add(y, x.Scale(b.mulMat(bm, act.u), l.lora.scale))
+		}
 	}
 	if l.bias != nil {
 		y = x.Add(y, l.bias.t)
@@ -271,20 +320,18 @@ func (b *builder) linBackward(l *linear, act linAct, dy, drop cgo.Tensor) cgo.Te
 		b.addGrad(l.bias.p, x.RepeatBack(dy, l.bias.t))
 	}
 	if l.wp != nil {
-		// dW [in, out] = x dy^T, contracting over the slots: as a tiled
-		// product of transposes, faster than out_prod for wide layers.
-		b.addGrad(l.wp, x.MulMat(b.t(act.in), b.t(dy)))
+		b.addGrad(l.wp, b.weightGrad(act.in, dy))
 	}
-	dx := x.MulMat(b.weightT(l), dy)
+	dx := b.inputGrad(l, dy)
 	if l.lora != nil {
 		// The adapter's gradients contract over the slots, which out_prod
 		// does without transposing the large activations (the transposes
 		// here are of the small adapter matrices).
 		s := l.lora.scale
-		b.addGrad(l.lora.b, x.Scale(x.T(x.OutProd(dy, act.u)), s))
-		du := x.Scale(x.MulMat(b.t(l.lora.b.t), dy), s)
-		b.addGrad(l.lora.a, x.OutProd(act.dropped, du))
-		dxLoRA := x.MulMat(b.t(l.lora.a.t), du)
+		b.addGrad(l.lora.b, x.Scale(x.T(b.outProd(dy, act.u)), s))
+		du := x.Scale(b.mulMatT(l.lora.b.t, dy), s)
+		b.addGrad(l.lora.a, b.outProd(act.dropped, du))
+		dxLoRA := b.mulMatT(l.lora.a.t, du)
 		if drop.Valid() {
 			dxLoRA = x.Mul(dxLoRA, drop)
 		}
@@ -386,10 +433,10 @@ func (b *builder) layerForward(l *block, in cgo.Tensor) (cgo.Tensor, *layerAct) 
 	kr := x.RopeExt(k3, b.g.pos, r)
 
 	a.Q = x.Permute(x.Reshape(qr, hd, H, T, B), 0, 2, 1, 3)
-	if b.mode.train {
+	if b.mode.train && !b.blas {
 		// A contiguous right operand lets ggml use its tiled product
 		// (tinyBLAS) instead of a dot product per element. Scoring keeps
-		// llama.cpp's layout, and so its rounding.
+		// llama.cpp's layout, and so its rounding; BLAS takes the view.
 		a.Q = x.Cont(a.Q)
 	}
 	a.K = x.Permute(x.Reshape(kr, hd, Hkv, T, B), 0, 2, 1, 3)
@@ -404,9 +451,9 @@ func (b *builder) layerForward(l *block, in cgo.Tensor) (cgo.Tensor, *layerAct) 
 		a.P = x.SoftMaxExt(kq, b.g.mask, h.KQScale)
 		kqv = x.MulMat(x.Cast(x.Permute(v4, 1, 2, 0, 3), cgo.TypeF16), a.P)
 	} else {
-		kq = x.MulMat(a.K, a.Q)
+		kq = b.mulMat(a.K, a.Q)
 		a.P = x.SoftMaxExt(kq, b.g.mask, h.KQScale)
-		kqv = x.MulMat(x.Cont(x.Permute(v4, 1, 2, 0, 3)), a.P)
+		kqv = b.mulMat(x.Cont(x.Permute(v4, 1, 2, 0, 3)), a.P)
 	}
 	merged := x.Reshape(x.Cont(x.Permute(kqv, 0, 2, 1, 3)), int64(h.qDim()), N)
 	o, oAct := b.linForward(l.o, merged, a.drops[dropAttnOut])
@@ -453,11 +500,11 @@ func (b *builder) layerBackward(l *block, a *layerAct, dOut cgo.Tensor) cgo.Tens
 	// Attention: mid = in + o(softmax(K^T Q * scale + mask) V).
 	dMerged := b.linBackward(l.o, a.o, dMid, a.drops[dropAttnOut])
 	dKQV := x.Cont(x.Permute(x.Reshape(dMerged, hd, H, T, B), 0, 2, 1, 3))
-	dP := x.MulMat(a.Vp, dKQV)
-	dV := b.groupSum(x.OutProd(dKQV, a.P))
+	dP := b.mulMat(a.Vp, dKQV)
+	dV := b.groupSum(b.outProd(dKQV, a.P))
 	dS := x.SoftMaxExtBack(dP, a.P, h.KQScale)
-	dQ := x.MulMat(b.t(a.K), dS)
-	dK := b.groupSum(x.OutProd(a.Q, dS))
+	dQ := b.mulMatT(a.K, dS)
+	dK := b.groupSum(b.outProd(a.Q, dS))
 
 	r := b.rope()
 	dq3 := x.RopeExtBack(x.Reshape(x.Cont(x.Permute(dQ, 0, 2, 1, 3)), hd, H, N), b.g.pos, r)

@@ -32,12 +32,13 @@ type rankPad struct {
 	rank, padded int64
 }
 
-// loraRankMultiple is the multiple LoRA ranks are padded to in the graph:
-// ggml's fast F32 matrix product (llamafile's tinyBLAS) needs the
-// contraction length, which the rank is in B (A x), to be a multiple of
-// 16 with AVX-512 (of 8 with AVX2), and otherwise falls back to a dot
-// product per element, several times slower. Padding rank 8 to 16 doubles
-// the adapter's own few FLOPs and makes the step about 35% faster.
+// loraRankMultiple is the multiple LoRA ranks are padded to in the graph
+// when ggml computes the products: its fast F32 matrix product
+// (llamafile's tinyBLAS) needs the contraction length, which the rank is
+// in B (A x), to be a multiple of 16 with AVX-512 (of 8 with AVX2), and
+// otherwise falls back to a dot product per element, several times
+// slower. Padding rank 8 to 16 doubles the adapter's own few FLOPs and
+// makes the step about 35% faster. BLAS needs no padding.
 const loraRankMultiple = 16
 
 // fileShape is the shape the parameter has in files.
@@ -144,6 +145,7 @@ type network struct {
 	h       hparams
 	full    bool
 	f16KV   bool // round attention keys and values to F16 (Config.F16KV)
+	blas    bool // train with the CBLAS library's products (cgo.BLAS)
 	backend *cgo.Backend
 	ctx     *cgo.GraphContext // metadata of the weights and parameters
 	buf     *cgo.Buffer
@@ -168,8 +170,8 @@ var DefaultTargets = []string{"q", "k", "v", "o", "gate", "up", "down"}
 // buildNetwork loads the model's weights onto the backend and makes the
 // trainable parameters: every weight in full mode, else a LoRA pair for
 // each target matrix.
-func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Backend, cfg Config) (*network, error) {
-	n := &network{h: h, full: cfg.Full, f16KV: cfg.F16KV, backend: backend}
+func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Backend, cfg Config, blas bool) (*network, error) {
+	n := &network{h: h, full: cfg.Full, f16KV: cfg.F16KV, blas: blas, backend: backend}
 	targets := map[string]bool{}
 	if !cfg.Full {
 		for _, t := range cfg.LoRA.Targets {
@@ -303,12 +305,13 @@ func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Back
 	return n, nil
 }
 
-// addTransposes gives every frozen matrix a transposed copy, made once,
-// for the gradient of its input: ggml has no fast transpose (it copies a
+// addTransposes gives frozen matrices a transposed copy, made once, for
+// the gradient of their input: ggml has no fast transpose (it copies a
 // transposed tensor one element at a time), and one per matrix and step
 // would cost more than the product it feeds. The copies are F32 for F32
 // models and F16 otherwise, taking as much memory as the F32 weights or
-// half of it.
+// half of it. With BLAS, F32 matrices need none: it multiplies by the
+// transpose in place.
 func (n *network) addTransposes() {
 	seen := map[cgo.Tensor]cgo.Tensor{}
 	for _, l := range append(n.linears(), n.output) {
@@ -318,6 +321,9 @@ func (n *network) addTransposes() {
 		}
 		typ := cgo.TypeF16
 		if l.w.Type() == cgo.TypeF32 {
+			if n.blas {
+				continue
+			}
 			typ = cgo.TypeF32
 		}
 		l.wt = n.ctx.NewTensor(typ, int64(l.out), int64(l.in)).SetName(l.name + ".T")
@@ -373,7 +379,11 @@ func (n *network) transposeInto(alloc *cgo.Allocator, w, dst cgo.Tensor) (err er
 // from the base model.
 func (n *network) addLoRA(l *linear, cfg LoRAConfig, rng *rand.Rand) {
 	r := int64(cfg.Rank)
-	rp := (r + loraRankMultiple - 1) / loraRankMultiple * loraRankMultiple
+	multiple := int64(loraRankMultiple)
+	if n.blas {
+		multiple = 1
+	}
+	rp := (r + multiple - 1) / multiple * multiple
 	a := newParam(l.name+".lora_a", []int64{int64(l.in), rp}, true)
 	b := newParam(l.name+".lora_b", []int64{rp, int64(l.out)}, true)
 	a.pad = &rankPad{axis: 1, rank: r, padded: rp}

@@ -150,7 +150,14 @@ func New(path string, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
-	net, err := buildNetwork(f, h, specs, backend, cfg)
+	blasLib := ""
+	if backend.CPU() {
+		if blasLib, err = cgo.BLAS(); err != nil {
+			backend.Free()
+			return nil, fmt.Errorf("trainer: %w", err)
+		}
+	}
+	net, err := buildNetwork(f, h, specs, backend, cfg, blasLib != "")
 	if err != nil {
 		backend.Free()
 		return nil, fmt.Errorf("model %s: %w", path, err)
@@ -209,6 +216,16 @@ func (t *Trainer) ModelParameters() int64 {
 // ActivationBytes is the size of the graph allocator's buffer: the largest
 // micro-batch's activations and temporaries so far.
 func (t *Trainer) ActivationBytes() int64 { return t.peak }
+
+// MatrixProducts names what computes the matrix products of training: the
+// CBLAS library (cgo.BLAS) on the CPU when one is installed, else ggml.
+func (t *Trainer) MatrixProducts() string {
+	if t.net.blas {
+		name, _ := cgo.BLAS()
+		return name
+	}
+	return "ggml"
+}
 
 // Backend is the name of the compute backend, e.g. "CPU".
 func (t *Trainer) Backend() string { return t.backend.Name() }
