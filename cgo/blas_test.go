@@ -4,6 +4,8 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"runtime"
+	"strings"
 	"testing"
 )
 
@@ -150,4 +152,15 @@ func TestBLASRefusesWhatItCannotCompute(t *testing.T) {
 		}
 	}()
 	x.BLASMulMat(a, other)
+}
+
+func TestOpenBLASErrors(t *testing.T) {
+	if err := openBLAS("/nonexistent/libopenblas.so.0"); err == nil || !strings.Contains(err.Error(), "/nonexistent/libopenblas.so.0") {
+		t.Errorf("opening a missing library: %v", err)
+	}
+	if runtime.GOOS == "linux" {
+		if err := openBLAS("libc.so.6"); err == nil || !strings.Contains(err.Error(), "no cblas_sgemm") {
+			t.Errorf("opening a library without CBLAS: %v", err)
+		}
+	}
 }

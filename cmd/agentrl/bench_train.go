@@ -145,6 +145,9 @@ func runBenchTrain(c *cli.Context) error {
 		return enc.Encode(map[string]any{"system_info": cgo.SystemInfo(), "cpu_peak": peak, "threads": threads, "results": rows})
 	}
 	fmt.Fprintf(c.App.ErrWriter, "CPU FP32 peak %.0f GFLOP/s = %s\n", peak.GFLOPS, peak.Derivation)
+	if len(rows) > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "matrix products: %s (%s=off for ggml's kernels)\n", rows[0].Ours.MatrixProducts, cgo.BLASEnv)
+	}
 	return nil
 }
 

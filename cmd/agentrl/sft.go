@@ -52,7 +52,8 @@ func trainFlags(lr float64, epochs int) []cli.Flag {
 		&cli.Float64Flag{Name: "weight-decay", Usage: "AdamW weight decay"},
 		&cli.Float64Flag{Name: "clip", Value: 1, Usage: "clip the gradient norm to this value (0: off)"},
 		&cli.IntFlag{Name: "ctx", Usage: "longest sequence in tokens (0: the model's context)"},
-		&cli.IntFlag{Name: "memory-budget", Usage: "fail a micro-batch whose activations would need more than this many MiB (0: no bound)"},
+		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or fails"},
+		&cli.StringFlag{Name: "grad-checkpointing", Value: "auto", Usage: "recompute each layer's activations in the backward pass to save memory: auto (when --memory-budget needs it), on or off"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the LoRA initialisation, dropout and shuffling"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},
 		&cli.BoolFlag{Name: "gpu", Usage: "train on the first GPU when a GPU backend is installed"},
@@ -96,13 +97,14 @@ func parseTrainFlags(c *cli.Context, full bool) (trainSetup, error) {
 		Full: full,
 		LoRA: train.LoRAConfig{Rank: c.Int("lora-rank"), Alpha: float32(c.Float64("lora-alpha")),
 			Dropout: float32(c.Float64("lora-dropout")), Targets: targets},
-		Optimizer:    train.AdamW{LR: c.Float64("lr"), WeightDecay: c.Float64("weight-decay"), ClipNorm: c.Float64("clip")},
-		Schedule:     train.Schedule{Warmup: c.Int("warmup"), Decay: c.String("decay")},
-		Seed:         c.Uint64("seed"),
-		Context:      c.Int("ctx"),
-		MemoryBudget: int64(c.Int("memory-budget")) << 20,
-		Threads:      c.Int("threads"),
-		GPU:          c.Bool("gpu"),
+		Optimizer:     train.AdamW{LR: c.Float64("lr"), WeightDecay: c.Float64("weight-decay"), ClipNorm: c.Float64("clip")},
+		Schedule:      train.Schedule{Warmup: c.Int("warmup"), Decay: c.String("decay")},
+		Seed:          c.Uint64("seed"),
+		Context:       c.Int("ctx"),
+		MemoryBudget:  int64(c.Int("memory-budget")) << 20,
+		Checkpointing: c.String("grad-checkpointing"),
+		Threads:       c.Int("threads"),
+		GPU:           c.Bool("gpu"),
 	}
 	if c.Float64("clip") == 0 {
 		s.cfg.Optimizer.ClipNorm = -1 // flag 0 means off; the config's 0 means the default
@@ -174,8 +176,8 @@ func fit(c *cli.Context, tr *train.Trainer, seqs []train.Sequence, s trainSetup)
 	if s.full {
 		what = fmt.Sprintf("every weight (%d parameters)", tr.Parameters())
 	}
-	fmt.Fprintf(c.App.ErrWriter, "training %s of %s on %s: %d sequences, %d tokens, %d epochs\n",
-		what, c.String("model"), tr.Backend(), len(seqs), tokens, s.run.Epochs)
+	fmt.Fprintf(c.App.ErrWriter, "training %s of %s on %s (matrix products: %s): %d sequences, %d tokens, %d epochs\n",
+		what, c.String("model"), tr.Backend(), tr.MatrixProducts(), len(seqs), tokens, s.run.Epochs)
 	enc := json.NewEncoder(metrics)
 	progress := newProgressLine(c.App.ErrWriter)
 	var metricsErr error
@@ -204,6 +206,9 @@ func fit(c *cli.Context, tr *train.Trainer, seqs []train.Sequence, s trainSetup)
 	}
 	if err != nil {
 		return err
+	}
+	if n := tr.Checkpointed(); n > 0 {
+		fmt.Fprintf(c.App.ErrWriter, "%d micro-batches used gradient checkpointing to fit --memory-budget\n", n)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%d steps, loss %.4f -> %.4f, %.0f tokens/s; wrote %s\n", res.Steps, res.FirstLoss, res.LastLoss, res.TokensPS, s.out)
 	return nil

@@ -51,6 +51,7 @@ type BenchResult struct {
 	TrainableParameters int64   `json:"trainable_parameters"`
 	ActivationBytes     int64   `json:"activation_bytes"`
 	Backend             string  `json:"backend"`
+	MatrixProducts      string  `json:"matrix_products"` // Trainer.MatrixProducts
 }
 
 // FLOPsPerToken estimates the floating-point operations of one training
@@ -114,7 +115,7 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 	}
 	res := BenchResult{Mode: "lora", Batch: c.Batch, SeqLen: c.SeqLen, TimedSteps: c.Steps - c.Warmup,
 		MatmulParameters: tr.matmulParameters(), TrainableParameters: tr.Parameters(),
-		FLOPsPerToken: tr.FLOPsPerToken(c.SeqLen), Backend: tr.Backend()}
+		FLOPsPerToken: tr.FLOPsPerToken(c.SeqLen), Backend: tr.Backend(), MatrixProducts: tr.MatrixProducts()}
 	if c.Full {
 		res.Mode = "full"
 	}

@@ -2,6 +2,7 @@ package train
 
 import (
 	"math"
+	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"strings"
@@ -156,7 +157,8 @@ func TestAdapterErrors(t *testing.T) {
 func TestMemoryBudget(t *testing.T) {
 	seqs := testSequences(300, 2)
 	tight := newMicro(t, Config{MemoryBudget: 1 << 16})
-	if _, err := tight.Accumulate(seqs, CrossEntropy{}); err == nil || !strings.Contains(err.Error(), "over the budget of 0.1 MiB") {
+	if _, err := tight.Accumulate(seqs, CrossEntropy{}); err == nil || !strings.Contains(err.Error(), "over the budget of 0.1 MiB") ||
+		!strings.Contains(err.Error(), "with gradient checkpointing") {
 		t.Errorf("64 KiB budget: %v", err)
 	}
 	roomy := newMicro(t, Config{MemoryBudget: 1 << 30})
@@ -165,5 +167,61 @@ func TestMemoryBudget(t *testing.T) {
 	}
 	if n := roomy.ActivationBytes(); n <= 1<<16 || n > 1<<30 {
 		t.Errorf("activation memory %d bytes", n)
+	}
+	if roomy.Checkpointed() != 0 {
+		t.Error("a micro-batch within the budget was checkpointed")
+	}
+}
+
+// TestGradientCheckpointing checks that recomputing the activations in
+// the backward pass gives the gradients of keeping them, dropout
+// included, in less memory, and that a memory budget switches it on.
+func TestGradientCheckpointing(t *testing.T) {
+	cfg := microConfig(8)
+	cfg.BlockCount = 6
+	path := makeModel(t, "micro6", cfg)
+	rng := rand.New(rand.NewPCG(4, 4))
+	seqs := make([]Sequence, 2)
+	for i := range seqs {
+		seqs[i].Tokens = make([]int32, 120)
+		for k := range seqs[i].Tokens {
+			seqs[i].Tokens[k] = int32(rng.IntN(300))
+		}
+	}
+	trainer := func(c Config) *Trainer {
+		c.Threads, c.Seed, c.LoRA = 1, 3, LoRAConfig{Rank: 4, Dropout: 0.2}
+		tr, err := New(path, c)
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(tr.Close)
+		perturb(tr, 0.05, 9)
+		return tr
+	}
+	kept := trainer(Config{Checkpointing: "off"})
+	rk, gk := gradients(t, kept, seqs, CrossEntropy{})
+	recomputed := trainer(Config{Checkpointing: "on"})
+	rr, gr := gradients(t, recomputed, seqs, CrossEntropy{})
+	if rk.Loss != rr.Loss || maxGradDiff(gk, gr) > 1e-6 {
+		t.Fatalf("checkpointing changed the loss (%g vs %g) or the gradients (by %g)", rk.Loss, rr.Loss, maxGradDiff(gk, gr))
+	}
+	full, less := kept.ActivationBytes(), recomputed.ActivationBytes()
+	t.Logf("activations of 2 x 120 tokens, 6 layers: %d bytes kept, %d with checkpointing", full, less)
+	if less > full*6/10 {
+		t.Errorf("checkpointing needs %d bytes of activations, keeping them %d", less, full)
+	}
+
+	budget := (full + less) / 2
+	auto := trainer(Config{MemoryBudget: budget})
+	ra, ga := gradients(t, auto, seqs, CrossEntropy{})
+	if auto.Checkpointed() != 1 || ra.Loss != rk.Loss || maxGradDiff(gk, ga) > 1e-6 {
+		t.Errorf("under a budget between the two: %d micro-batches checkpointed, loss %g (want %g)", auto.Checkpointed(), ra.Loss, rk.Loss)
+	}
+	off := trainer(Config{MemoryBudget: budget, Checkpointing: "off"})
+	if _, err := off.Accumulate(seqs, CrossEntropy{}); err == nil || strings.Contains(err.Error(), "checkpointing") {
+		t.Errorf("checkpointing off, over the budget: %v", err)
+	}
+	if _, err := New(path, Config{Checkpointing: "sometimes"}); err == nil || !strings.Contains(err.Error(), "want auto, on or off") {
+		t.Errorf("bad checkpointing mode: %v", err)
 	}
 }

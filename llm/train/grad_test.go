@@ -5,6 +5,8 @@ import (
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/agentrl/agentrl/cgo"
 )
 
 // testSequences are two sequences of different lengths with a mix of
@@ -146,40 +148,67 @@ func cmpFloat(a, b float64) int {
 	return 0
 }
 
+// productModes are the two ways the trainer computes matrix products on
+// the CPU: ggml's kernels and, where one is installed, a BLAS library.
+func productModes(t *testing.T) map[string]bool {
+	modes := map[string]bool{"ggml": true}
+	if name, err := cgo.BLAS(); err != nil {
+		t.Fatal(err)
+	} else if name != "" {
+		modes["blas"] = false
+	}
+	return modes
+}
+
+// checkProducts fails the test if the trainer does not compute its
+// products as asked.
+func checkProducts(t *testing.T, tr *Trainer, noBLAS bool) {
+	t.Helper()
+	if got := tr.MatrixProducts(); (got == "ggml") != noBLAS {
+		t.Fatalf("matrix products by %s with NoBLAS %v", got, noBLAS)
+	}
+}
+
 func TestGradientsLoRA(t *testing.T) {
-	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
-		t.Run(arch, func(t *testing.T) {
-			path := makeModel(t, "micro", microConfig(5))
-			if arch != "llama" {
-				path = convertArch(t, path, arch)
-			}
-			tr, err := New(path, Config{Threads: 1, LoRA: LoRAConfig{Rank: 4, Alpha: 8}})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			perturb(tr, 0.05, 1)
-			checkGradients(t, tr, testSequences(tr.h.Vocab, 3), 4e-2)
-		})
+	for products, noBLAS := range productModes(t) {
+		for _, arch := range []string{"llama", "qwen2", "qwen3"} {
+			t.Run(products+"/"+arch, func(t *testing.T) {
+				path := makeModel(t, "micro", microConfig(5))
+				if arch != "llama" {
+					path = convertArch(t, path, arch)
+				}
+				tr, err := New(path, Config{Threads: 1, LoRA: LoRAConfig{Rank: 4, Alpha: 8}, NoBLAS: noBLAS})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				checkProducts(t, tr, noBLAS)
+				perturb(tr, 0.05, 1)
+				checkGradients(t, tr, testSequences(tr.h.Vocab, 3), 4e-2)
+			})
+		}
 	}
 }
 
 func TestGradientsFull(t *testing.T) {
-	for _, arch := range []string{"llama", "qwen2", "qwen3"} {
-		t.Run(arch, func(t *testing.T) {
-			cfg := microConfig(6)
-			cfg.SeparateOutput = arch == "llama"
-			path := makeModel(t, "micro-sep", cfg)
-			if arch != "llama" {
-				path = convertArch(t, makeModel(t, "micro", microConfig(5)), arch)
-			}
-			tr, err := New(path, Config{Threads: 1, Full: true})
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer tr.Close()
-			perturb(tr, 0, 1)
-			checkGradients(t, tr, testSequences(tr.h.Vocab, 4), 4e-2)
-		})
+	for products, noBLAS := range productModes(t) {
+		for _, arch := range []string{"llama", "qwen2", "qwen3"} {
+			t.Run(products+"/"+arch, func(t *testing.T) {
+				cfg := microConfig(6)
+				cfg.SeparateOutput = arch == "llama"
+				path := makeModel(t, "micro-sep", cfg)
+				if arch != "llama" {
+					path = convertArch(t, makeModel(t, "micro", microConfig(5)), arch)
+				}
+				tr, err := New(path, Config{Threads: 1, Full: true, NoBLAS: noBLAS})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				checkProducts(t, tr, noBLAS)
+				perturb(tr, 0, 1)
+				checkGradients(t, tr, testSequences(tr.h.Vocab, 4), 4e-2)
+			})
+		}
 	}
 }

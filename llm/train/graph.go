@@ -75,9 +75,10 @@ type builder struct {
 
 // graphMode selects what a graph computes.
 type graphMode struct {
-	train   bool // add the backward pass
-	dropout bool // with dropout masks on the LoRA inputs
-	base    bool // leave the LoRA adapter out (the reference model)
+	train      bool // add the backward pass
+	checkpoint bool // recompute each layer's activations in the backward pass
+	dropout    bool // with dropout masks on the LoRA inputs
+	base       bool // leave the LoRA adapter out (the reference model)
 }
 
 // tensorsPerLayer bounds the tensors one layer's forward and backward
@@ -88,7 +89,11 @@ const tensorsPerLayer = 320
 // logit rows. Shape errors in the graph, which ggml would abort on, come
 // back as errors.
 func buildGraph(n *network, T, B, M int, mode graphMode) (g *graph, err error) {
-	capacity := tensorsPerLayer*(n.h.Layers+2) + 64
+	perLayer := tensorsPerLayer
+	if mode.checkpoint {
+		perLayer += tensorsPerLayer / 2 // the forward again
+	}
+	capacity := perLayer*(n.h.Layers+2) + 64
 	size := capacity + n.leaves + 64
 	sizes := []int{size}
 	if mode.train {
@@ -132,7 +137,7 @@ func (b *builder) build(size int) {
 	cur := x.GetRows(n.embd.w, g.tokens)
 	acts := make([]*layerAct, h.Layers)
 	for i := range n.layers {
-		cur, acts[i] = b.layerForward(&n.layers[i], cur)
+		cur, acts[i] = b.layerForward(&n.layers[i], cur, b.dropMasks(&n.layers[i]))
 	}
 	final := cur
 	finalNormed := x.RMSNorm(final, h.NormEps)
@@ -171,7 +176,24 @@ func (b *builder) build(size int) {
 	dHidden := x.GetRowsBack(dSelected, g.outIdx, hidden)
 	dx := b.normBackward(n.outNorm, final, finalNormed, dHidden)
 	for i := h.Layers - 1; i >= 0; i-- {
-		dx = b.layerBackward(&n.layers[i], acts[i], dx)
+		act := acts[i]
+		if b.mode.checkpoint {
+			// Recompute the layer's activations from its input, kept from
+			// the forward pass, once the layers above are done: ggml's
+			// allocator then frees the forward's copies as soon as the
+			// next layer has read them, and holds one layer's at a time
+			// in the backward pass. Expanding the graph layer by layer
+			// fixes that order.
+			g.all.Expand(dx)
+			_, act = b.layerForward(&n.layers[i], act.in, act.drops)
+		}
+		dx = b.layerBackward(&n.layers[i], act, dx)
+		if b.mode.checkpoint {
+			for _, p := range g.order {
+				g.all.Expand(g.grads[p])
+			}
+			g.all.Expand(dx)
+		}
 	}
 	if n.embd.wp != nil {
 		b.addGrad(n.embd.wp, x.GetRowsBack(dx, g.tokens, n.embd.w))
@@ -374,9 +396,9 @@ type layerAct struct {
 }
 
 // dropMasks makes the dropout-mask inputs of the layer's LoRA inputs.
-func (b *builder) dropMasks(l *block, a *layerAct) {
+func (b *builder) dropMasks(l *block) (drops [dropSites]cgo.Tensor) {
 	if !b.mode.train || !b.mode.dropout {
-		return
+		return drops
 	}
 	h := b.n.h
 	sites := []struct {
@@ -392,12 +414,13 @@ func (b *builder) dropMasks(l *block, a *layerAct) {
 	for _, s := range sites {
 		for _, lin := range s.ls {
 			if lin.lora != nil {
-				a.drops[s.site] = b.input("dropout", cgo.TypeF32, int64(s.dim), int64(b.N))
-				b.g.drops = append(b.g.drops, a.drops[s.site])
+				drops[s.site] = b.input("dropout", cgo.TypeF32, int64(s.dim), int64(b.N))
+				b.g.drops = append(b.g.drops, drops[s.site])
 				break
 			}
 		}
 	}
+	return drops
 }
 
 func (b *builder) rope() cgo.Rope {
@@ -406,12 +429,12 @@ func (b *builder) rope() cgo.Rope {
 	return r
 }
 
-func (b *builder) layerForward(l *block, in cgo.Tensor) (cgo.Tensor, *layerAct) {
+// layerForward is one transformer layer; drops are its dropout masks.
+func (b *builder) layerForward(l *block, in cgo.Tensor, drops [dropSites]cgo.Tensor) (cgo.Tensor, *layerAct) {
 	x, h := b.x, b.n.h
 	hd, H, Hkv := int64(h.HeadDim), int64(h.Heads), int64(h.HeadsKV)
 	T, B, N := int64(b.T), int64(b.B), int64(b.N)
-	a := &layerAct{in: in}
-	b.dropMasks(l, a)
+	a := &layerAct{in: in, drops: drops}
 
 	a.normed = x.RMSNorm(in, h.NormEps)
 	a.h = x.Mul(a.normed, l.attnNorm.t)

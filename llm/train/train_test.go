@@ -80,8 +80,14 @@ func TestZeroWeightTokensDoNotChangeTheGradient(t *testing.T) {
 }
 
 func TestPackingEqualsSeparateBatches(t *testing.T) {
+	for products, noBLAS := range productModes(t) {
+		t.Run(products, func(t *testing.T) { testPacking(t, noBLAS) })
+	}
+}
+
+func testPacking(t *testing.T, noBLAS bool) {
 	seqs := testSequences(300, 13)
-	packed := newMicro(t, Config{RowTokens: 64})
+	packed := newMicro(t, Config{RowTokens: 64, NoBLAS: noBLAS})
 	perturb(packed, 0.05, 3)
 	rp, gp := gradients(t, packed, seqs, CrossEntropy{})
 	p, err := pack(seqs, 64, 128, 300)
@@ -89,7 +95,7 @@ func TestPackingEqualsSeparateBatches(t *testing.T) {
 		t.Fatalf("the two sequences should share one row: %v rows, %v", p.B, err)
 	}
 
-	separate := newMicro(t, Config{RowTokens: 1})
+	separate := newMicro(t, Config{RowTokens: 1, NoBLAS: noBLAS})
 	perturb(separate, 0.05, 3)
 	z := [2]float64{normalizer(seqs[:1], ByWeight), normalizer(seqs[1:], ByWeight)}
 	var want float64

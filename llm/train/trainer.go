@@ -46,10 +46,23 @@ type Config struct {
 	Threads int `json:"threads"`
 	// GPU trains on the first GPU when a GPU backend is loaded.
 	GPU bool `json:"gpu"`
+	// NoBLAS keeps the CPU's matrix products on ggml's kernels even when
+	// a CBLAS library is installed (see cgo.BLAS; AGENTRL_BLAS=off does
+	// the same for a whole process).
+	NoBLAS bool `json:"no_blas"`
 	// MemoryBudget bounds the activation memory of one micro-batch, in
-	// bytes (0: no bound): a micro-batch that would need more fails before
-	// allocating, asking for fewer tokens per micro-batch.
+	// bytes (0: no bound): a micro-batch that would need more is
+	// computed with gradient checkpointing (Checkpointing "auto"), or
+	// fails before allocating, asking for fewer tokens per micro-batch.
 	MemoryBudget int64 `json:"memory_budget"`
+	// Checkpointing is gradient checkpointing: the backward pass
+	// recomputes each layer's activations from the layer's input instead
+	// of keeping them from the forward pass, which holds one layer's
+	// activations at a time (plus every layer's input) for one more
+	// forward pass of compute. "auto" (default) uses it for a
+	// micro-batch that would not fit MemoryBudget otherwise, "on" always,
+	// "off" never.
+	Checkpointing string `json:"checkpointing"`
 	// F16KV rounds attention keys and values to F16 in the forward pass,
 	// as llama.cpp's default KV cache stores them, so that the trainer's
 	// log-probabilities equal the inference engine's to float precision
@@ -78,6 +91,9 @@ func (c Config) withDefaults(h hparams) Config {
 	}
 	if c.Threads == 0 {
 		c.Threads = runtime.NumCPU()
+	}
+	if c.Checkpointing == "" {
+		c.Checkpointing = "auto"
 	}
 	return c
 }
@@ -108,6 +124,11 @@ func (c Config) validate() error {
 	if err := c.Schedule.validate(); err != nil {
 		return err
 	}
+	switch c.Checkpointing {
+	case "auto", "on", "off":
+	default:
+		return fmt.Errorf("checkpointing %q: want auto, on or off", c.Checkpointing)
+	}
 	if c.Context < 2 || c.RowTokens < 1 || c.Threads < 0 {
 		return fmt.Errorf("context %d, row tokens %d and threads %d must be positive", c.Context, c.RowTokens, c.Threads)
 	}
@@ -128,8 +149,11 @@ type Trainer struct {
 	rng      *rand.Rand
 	pcg      *rand.PCG
 	step     int // optimiser steps taken
-	accum    int // micro-batches accumulated since the last step
-	peak     int64
+	// checkpointed counts the micro-batches computed with gradient
+	// checkpointing because of the memory budget.
+	checkpointed int
+	accum        int // micro-batches accumulated since the last step
+	peak         int64
 }
 
 // New loads the model at path for training.
@@ -151,7 +175,7 @@ func New(path string, cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	blasLib := ""
-	if backend.CPU() {
+	if backend.CPU() && !cfg.NoBLAS {
 		if blasLib, err = cgo.BLAS(); err != nil {
 			backend.Free()
 			return nil, fmt.Errorf("trainer: %w", err)
@@ -226,6 +250,11 @@ func (t *Trainer) MatrixProducts() string {
 	}
 	return "ggml"
 }
+
+// Checkpointed is the number of micro-batches so far that were computed
+// with gradient checkpointing to fit the memory budget (Config.Checkpointing
+// "auto").
+func (t *Trainer) Checkpointed() int { return t.checkpointed }
 
 // Backend is the name of the compute backend, e.g. "CPU".
 func (t *Trainer) Backend() string { return t.backend.Name() }
@@ -342,17 +371,12 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 		return nil, fmt.Errorf("%d scored tokens x a vocabulary of %d exceed 2^31 logits: split the micro-batch", len(p.out), t.h.Vocab)
 	}
 	dropout := train && !t.cfg.Full && t.cfg.LoRA.Dropout > 0
-	g, err := buildGraph(t.net, p.T, p.B, len(p.out), graphMode{train: train, dropout: dropout, base: base})
+	mode := graphMode{train: train, checkpoint: train && t.cfg.Checkpointing == "on", dropout: dropout, base: base}
+	g, err := t.fittingGraph(p, mode)
 	if err != nil {
 		return nil, err
 	}
 	defer g.free()
-	if b := t.cfg.MemoryBudget; b > 0 {
-		if need := t.backend.MeasureGraph(g.all); need > b {
-			return nil, fmt.Errorf("a micro-batch of %d x %d tokens needs %.1f MiB of activations, over the budget of %.1f MiB: give fewer tokens per micro-batch (and accumulate more of them)",
-				p.B, p.T, float64(need)/(1<<20), float64(b)/(1<<20))
-		}
-	}
 	if err := t.alloc.Alloc(g.all); err != nil {
 		return nil, fmt.Errorf("micro-batch of %d x %d tokens: %w", p.B, p.T, err)
 	}
@@ -419,6 +443,37 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 		}
 	}
 	return res, nil
+}
+
+// fittingGraph builds the graph of micro-batch p in the given mode and,
+// when a memory budget is set, checks that its activations fit, switching
+// to gradient checkpointing where that is allowed and makes them fit.
+func (t *Trainer) fittingGraph(p *packed, mode graphMode) (*graph, error) {
+	g, err := buildGraph(t.net, p.T, p.B, len(p.out), mode)
+	budget := t.cfg.MemoryBudget
+	if err != nil || budget <= 0 {
+		return g, err
+	}
+	need := t.backend.MeasureGraph(g.all)
+	if need <= budget {
+		return g, nil
+	}
+	g.free()
+	mib := func(b int64) float64 { return float64(b) / (1 << 20) }
+	msg := fmt.Sprintf("a micro-batch of %d x %d tokens needs %.1f MiB of activations, over the budget of %.1f MiB", p.B, p.T, mib(need), mib(budget))
+	if !mode.train || mode.checkpoint || t.cfg.Checkpointing != "auto" {
+		return nil, fmt.Errorf("%s: give fewer tokens per micro-batch (and accumulate more of them)", msg)
+	}
+	mode.checkpoint = true
+	if g, err = buildGraph(t.net, p.T, p.B, len(p.out), mode); err != nil {
+		return nil, err
+	}
+	if recomputed := t.backend.MeasureGraph(g.all); recomputed > budget {
+		g.free()
+		return nil, fmt.Errorf("%s, %.1f MiB with gradient checkpointing: give fewer tokens per micro-batch (and accumulate more of them)", msg, mib(recomputed))
+	}
+	t.checkpointed++
+	return g, nil
 }
 
 // fillDropout draws the dropout masks: each element is 0 with probability
