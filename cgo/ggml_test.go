@@ -3,7 +3,10 @@ package cgo
 import (
 	"errors"
 	"math"
+	"math/rand/v2"
 	"testing"
+
+	"github.com/agentrl/agentrl/llm/gguf"
 )
 
 // compute builds a graph with build, allocates it on the CPU and returns
@@ -208,5 +211,36 @@ func TestBackwardOps(t *testing.T) {
 			func(x *GraphContext, g, in Tensor) (Tensor, func()) {
 				return withPos(x, g, func(a, pos Tensor) Tensor { return x.RopeExtBack(a, pos, rope) })
 			})
+	}
+}
+
+// TestQuantizedDecodingMatchesGGML checks that the gguf package decodes
+// quantised tensors, which the trainer reads in Go for full-parameter
+// training, to exactly the values ggml computes with.
+func TestQuantizedDecodingMatchesGGML(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	values := make([]float32, 4*256)
+	for i := range values {
+		values[i] = float32(rng.NormFloat64() * 0.3)
+	}
+	for _, typ := range []gguf.TensorType{gguf.TensorQ8_0, gguf.TensorQ4_K} {
+		raw, err := gguf.EncodeFloat32(typ, values)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := gguf.DecodeFloat32(typ, raw)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := compute(t, func(x *GraphContext) (Tensor, func()) {
+			q := x.NewTensor(Type(typ), 256, 4)
+			q.SetInput()
+			return x.Cast(q, TypeF32), func() { q.SetBytes(raw, 0) }
+		}, len(values))
+		for i := range want {
+			if got[i] != want[i] {
+				t.Fatalf("%s value %d: ggml decodes %g, gguf %g", typ, i, got[i], want[i])
+			}
+		}
 	}
 }

@@ -10,9 +10,10 @@ import (
 const q8Block = 32
 
 // EncodeFloat32 converts values to the bytes of a tensor of type typ: F32,
-// F16, BF16 or Q8_0. Conversions round to nearest, ties to even, like ggml;
-// Q8_0 quantises each block of 32 values as ggml's reference quantiser does,
-// so len(values) must be a multiple of 32 for it.
+// F16, BF16, Q8_0 or Q4_K. Conversions round to nearest, ties to even, like
+// ggml; Q8_0 quantises each block of 32 values as ggml's reference
+// quantiser does, so len(values) must be a multiple of 32 for it, and Q4_K
+// each block of 256 (see quantizeQ4KBlock).
 func EncodeFloat32(typ TensorType, values []float32) ([]byte, error) {
 	le := binary.LittleEndian
 	switch typ {
@@ -44,6 +45,16 @@ func EncodeFloat32(typ TensorType, values []float32) ([]byte, error) {
 			quantizeQ8Block(out[int64(b)*blockBytes:], values[b*q8Block:(b+1)*q8Block])
 		}
 		return out, nil
+	case TensorQ4_K:
+		if len(values)%q4kBlock != 0 {
+			return nil, fmt.Errorf("q4_K needs a multiple of %d values, got %d", q4kBlock, len(values))
+		}
+		blockBytes := TensorQ4_K.BlockBytes()
+		out := make([]byte, int64(len(values)/q4kBlock)*blockBytes)
+		for b := 0; b < len(values)/q4kBlock; b++ {
+			quantizeQ4KBlock(out[int64(b)*blockBytes:], values[b*q4kBlock:(b+1)*q4kBlock])
+		}
+		return out, nil
 	}
 	return nil, fmt.Errorf("cannot encode float32 values as %s", typ)
 }
@@ -64,8 +75,8 @@ func quantizeQ8Block(dst []byte, x []float32) {
 	}
 }
 
-// DecodeFloat32 converts the bytes of a tensor of type typ (F32, F16, BF16
-// or Q8_0) to float32 values.
+// DecodeFloat32 converts the bytes of a tensor of type typ (F32, F16, BF16,
+// Q8_0 or Q4_K) to float32 values.
 func DecodeFloat32(typ TensorType, raw []byte) ([]float32, error) {
 	le := binary.LittleEndian
 	switch typ {
@@ -98,6 +109,16 @@ func DecodeFloat32(typ TensorType, raw []byte) ([]float32, error) {
 			for j := range q8Block {
 				out[b*q8Block+j] = d * float32(int8(block[2+j]))
 			}
+		}
+		return out, nil
+	case TensorQ4_K:
+		blockBytes := int(TensorQ4_K.BlockBytes())
+		if len(raw)%blockBytes != 0 {
+			return nil, fmt.Errorf("%d bytes is not a whole number of q4_K blocks", len(raw))
+		}
+		out := make([]float32, len(raw)/blockBytes*q4kBlock)
+		for b := 0; b < len(raw)/blockBytes; b++ {
+			dequantizeQ4KBlock(out[b*q4kBlock:], raw[b*blockBytes:])
 		}
 		return out, nil
 	}

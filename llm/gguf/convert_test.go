@@ -149,3 +149,56 @@ func TestQ8BlockLayout(t *testing.T) {
 		t.Fatalf("quants % x", raw[2:6])
 	}
 }
+
+// Q4_K keeps 4 bits per value: the error of normal values stays within
+// about half a quantisation step of their sub-block's range, zeros and
+// the sub-block extremes come back nearly exact.
+func TestQ4KRoundTrip(t *testing.T) {
+	r := rand.New(rand.NewPCG(5, 6))
+	values := make([]float32, 2*q4kBlock)
+	for i := range values {
+		values[i] = float32(r.NormFloat64())
+	}
+	copy(values[q4kBlock:], make([]float32, q4kSubBlock)) // a sub-block of zeros
+	for i := q4kBlock + q4kSubBlock; i < q4kBlock+2*q4kSubBlock; i++ {
+		values[i] = 0.25 // and one constant, positive one
+	}
+	raw, err := EncodeFloat32(TensorQ4_K, values)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(raw) != 2*144 {
+		t.Fatalf("%d bytes for two q4_K blocks", len(raw))
+	}
+	back, err := DecodeFloat32(TensorQ4_K, raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sq float64
+	for i, v := range values {
+		d := math.Abs(float64(back[i] - v))
+		sq += d * d
+		if d > 0.3 {
+			t.Errorf("value %d: %g became %g", i, v, back[i])
+		}
+	}
+	if rms := math.Sqrt(sq / float64(len(values))); rms > 0.1 || rms == 0 {
+		t.Errorf("rms error %g", rms)
+	}
+	for i := q4kBlock; i < q4kBlock+q4kSubBlock; i++ {
+		if math.Abs(float64(back[i])) > 1e-2 {
+			t.Fatalf("zero %d became %g", i, back[i])
+		}
+	}
+	for i := q4kBlock + q4kSubBlock; i < q4kBlock+2*q4kSubBlock; i++ {
+		if math.Abs(float64(back[i])-0.25) > 0.05 { // 6-bit scales: a small range is coarse
+			t.Fatalf("0.25 became %g", back[i])
+		}
+	}
+	if _, err := EncodeFloat32(TensorQ4_K, values[:100]); err == nil {
+		t.Error("q4_K accepted 100 values")
+	}
+	if _, err := DecodeFloat32(TensorQ4_K, raw[:100]); err == nil {
+		t.Error("q4_K decoded a partial block")
+	}
+}

@@ -40,7 +40,9 @@ type Config struct {
 	// file.
 	Seed uint64
 	// Type is the element type of the weight matrices: F32 (the zero
-	// value), F16, BF16 or Q8_0. Norm weights are always F32.
+	// value), F16, BF16, Q8_0 or Q4_K. Norm weights are always F32. With
+	// Q4_K, matrices whose rows are not a multiple of 256 values are
+	// stored as Q8_0, as llama.cpp's quantiser falls back for them.
 	Type gguf.TensorType
 	// SeparateOutput adds an output projection (output.weight); by default
 	// the output is tied to the token embedding, which llama.cpp then uses
@@ -109,6 +111,7 @@ var weightTypes = map[string]gguf.TensorType{
 	"f16":  gguf.TensorF16,
 	"bf16": gguf.TensorBF16,
 	"q8_0": gguf.TensorQ8_0,
+	"q4_k": gguf.TensorQ4_K,
 }
 
 // fileTypes maps a weight type to general.file_type (llama_ftype).
@@ -117,13 +120,23 @@ var fileTypes = map[gguf.TensorType]uint32{
 	gguf.TensorF16:  1,
 	gguf.TensorQ8_0: 7,
 	gguf.TensorBF16: 32,
+	gguf.TensorQ4_K: 14, // LLAMA_FTYPE_MOSTLY_Q4_K_S
 }
 
-// ParseType parses a weight type name: f32, f16, bf16 or q8_0.
+// matrixType is the type of a weight matrix whose rows hold rowLen values:
+// Type, or Q8_0 for Q4_K rows that are not whole Q4_K blocks.
+func (c Config) matrixType(rowLen int64) gguf.TensorType {
+	if c.Type == gguf.TensorQ4_K && rowLen%gguf.TensorQ4_K.BlockSize() != 0 {
+		return gguf.TensorQ8_0
+	}
+	return c.Type
+}
+
+// ParseType parses a weight type name: f32, f16, bf16, q8_0 or q4_k.
 func ParseType(name string) (gguf.TensorType, error) {
 	typ, ok := weightTypes[strings.ToLower(name)]
 	if !ok {
-		return 0, fmt.Errorf("unknown weight type %q (want f32, f16, bf16 or q8_0)", name)
+		return 0, fmt.Errorf("unknown weight type %q (want f32, f16, bf16, q8_0 or q4_k)", name)
 	}
 	return typ, nil
 }
@@ -164,7 +177,7 @@ func (c Config) Resolve() (Config, error) {
 
 func (c Config) check() error {
 	if _, ok := fileTypes[c.Type]; !ok {
-		return fmt.Errorf("weight type %s is not supported (want f32, f16, bf16 or q8_0)", c.Type)
+		return fmt.Errorf("weight type %s is not supported (want f32, f16, bf16, q8_0 or q4_k)", c.Type)
 	}
 	if c.VocabSize < MinVocabSize || c.VocabSize > MaxVocabSize {
 		return fmt.Errorf("vocabulary size %d out of range [%d, %d]", c.VocabSize, MinVocabSize, MaxVocabSize)
@@ -190,7 +203,7 @@ func (c Config) check() error {
 	if c.HeadCount%c.HeadCountKV != 0 {
 		return fmt.Errorf("head count %d is not a multiple of the KV head count %d", c.HeadCount, c.HeadCountKV)
 	}
-	if block := c.Type.BlockSize(); c.EmbeddingLength%int(block) != 0 || c.FeedForwardLength%int(block) != 0 {
+	if block := c.matrixType(1).BlockSize(); c.EmbeddingLength%int(block) != 0 || c.FeedForwardLength%int(block) != 0 {
 		return fmt.Errorf("%s stores rows in blocks of %d: embedding length %d and feed-forward length %d must be multiples", c.Type, block, c.EmbeddingLength, c.FeedForwardLength)
 	}
 	if !(c.RopeFreqBase > 0) || !(c.RMSNormEpsilon > 0) {

@@ -270,6 +270,35 @@ func TestWeightTypes(t *testing.T) {
 	}
 }
 
+// A Q4_K model stores its matrices as Q4_K where their rows are whole
+// blocks of 256 values and as Q8_0 elsewhere.
+func TestQ4KFallsBackToQ8(t *testing.T) {
+	cfg := small(t)
+	cfg.Type, cfg.EmbeddingLength, cfg.HeadCount, cfg.HeadCountKV, cfg.FeedForwardLength = gguf.TensorQ4_K, 256, 4, 2, 352
+	path, s := writeModel(t, cfg)
+	f := open(t, path)
+	if s.Type != "q4_K" {
+		t.Errorf("summary type %s", s.Type)
+	}
+	for name, want := range map[string]gguf.TensorType{
+		"token_embd.weight":     gguf.TensorQ4_K,
+		"blk.0.attn_q.weight":   gguf.TensorQ4_K,
+		"blk.0.ffn_up.weight":   gguf.TensorQ4_K,
+		"blk.0.ffn_down.weight": gguf.TensorQ8_0, // rows of 352
+	} {
+		if ti, _ := f.Tensor(name); ti.Type != want {
+			t.Errorf("%s stored as %s, want %s", name, ti.Type, want)
+		}
+	}
+	values, err := f.TensorFloat32("blk.0.attn_q.weight")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, std := stats(values); math.Abs(std/InitStd-1) > 0.1 {
+		t.Errorf("q4_K weights: std %.5f, want about %.5f", std, InitStd)
+	}
+}
+
 func TestConfigErrors(t *testing.T) {
 	cases := map[string]struct {
 		edit func(c *Config)
@@ -282,7 +311,7 @@ func TestConfigErrors(t *testing.T) {
 		"odd head size":  {func(c *Config) { c.HeadCount = 64 }, "heads of even size"},
 		"kv heads":       {func(c *Config) { c.HeadCountKV = 3 }, "not a multiple of the KV head count"},
 		"q8_0 rows":      {func(c *Config) { c.Type = gguf.TensorQ8_0; c.FeedForwardLength = 100 }, "multiples"},
-		"type":           {func(c *Config) { c.Type = gguf.TensorQ4_K }, "not supported"},
+		"type":           {func(c *Config) { c.Type = gguf.TensorQ4_0 }, "not supported"},
 		"negative layer": {func(c *Config) { c.BlockCount = -1 }, "block count -1 out of range"},
 		"empty corpus":   {func(c *Config) { c.Corpus = []string{"", ""} }, "corpus is empty"},
 	}

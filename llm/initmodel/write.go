@@ -131,7 +131,8 @@ func build(cfg Config, tok *bpe.Tokenizer) (*gguf.Writer, error) {
 	q, kv, ff := int64(cfg.HeadCount*cfg.headDim()), int64(cfg.HeadCountKV*cfg.headDim()), int64(cfg.FeedForwardLength)
 	residualStd := InitStd / math.Sqrt(2*float64(cfg.BlockCount))
 	matrix := func(name string, std float64, shape ...int64) {
-		w.AddTensorFunc(name, cfg.Type, shape, normalWriter(cfg.Seed, name, cfg.Type, shape, std))
+		typ := cfg.matrixType(shape[0])
+		w.AddTensorFunc(name, typ, shape, normalWriter(cfg.Seed, name, typ, shape, std))
 	}
 	ones := func(name string) {
 		w.AddTensorFunc(name, gguf.TensorF32, []int64{embd}, onesWriter(embd))
@@ -166,7 +167,7 @@ func normalWriter(seed uint64, name string, typ gguf.TensorType, shape []int64, 
 		h.Write([]byte(name))
 		rng := rand.New(rand.NewPCG(seed, h.Sum64()))
 		rowLen, rows := shape[0], shape[1]
-		// Convert a few rows at a time; rows are whole Q8_0 blocks.
+		// Convert a few rows at a time; rows are whole quantisation blocks.
 		chunkRows := max(1, (1<<16)/rowLen)
 		buf := make([]float32, chunkRows*rowLen)
 		for done := int64(0); done < rows; done += chunkRows {

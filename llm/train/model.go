@@ -18,7 +18,7 @@ var Architectures = []string{"llama", "qwen2", "qwen3"}
 
 // weightTypes are the element types of base weights the trainer reads.
 var weightTypes = map[gguf.TensorType]bool{
-	gguf.TensorF32: true, gguf.TensorF16: true, gguf.TensorBF16: true, gguf.TensorQ8_0: true,
+	gguf.TensorF32: true, gguf.TensorF16: true, gguf.TensorBF16: true, gguf.TensorQ8_0: true, gguf.TensorQ4_K: true,
 }
 
 // hparams are the hyperparameters of a model, read from its GGUF metadata
@@ -275,7 +275,7 @@ func checkTensors(f *gguf.File, h hparams, specs []tensorSpec) error {
 			return fmt.Errorf("tensor %s has shape %v, want %v", s.name, t.Shape, s.shape)
 		}
 		if !weightTypes[t.Type] {
-			return fmt.Errorf("tensor %s has unsupported weight type %s (the trainer reads f32, f16, bf16 and q8_0)", s.name, t.Type)
+			return fmt.Errorf("tensor %s has unsupported weight type %s (the trainer reads f32, f16, bf16, q8_0 and q4_K)", s.name, t.Type)
 		}
 	}
 	for _, t := range f.Tensors {

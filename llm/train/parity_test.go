@@ -32,6 +32,7 @@ func parityCases() []parityCase {
 		tiny("tiny-f16", gguf.TensorF16, false),
 		tiny("tiny-bf16", gguf.TensorBF16, true),
 		tiny("tiny-q8_0", gguf.TensorQ8_0, true),
+		tiny("tiny-q4_k", gguf.TensorQ4_K, false),
 		micro("qwen2"),
 		micro("qwen3"),
 	}

@@ -3,9 +3,12 @@ package train
 import (
 	"math"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/gguf"
+	"github.com/agentrl/agentrl/llm/initmodel"
 )
 
 func newMicro(t *testing.T, cfg Config) *Trainer {
@@ -193,7 +196,7 @@ func TestMemorisation(t *testing.T) {
 // trainer's; the merged model saved as a whole GGUF must agree as well.
 func TestAdapterRoundTrip(t *testing.T) {
 	for _, tc := range parityCases() {
-		if tc.name != "tiny" && tc.name != "tiny-q8_0" && tc.name != "qwen2-micro" && tc.name != "qwen3-micro" {
+		if tc.name != "tiny" && tc.name != "tiny-q8_0" && tc.name != "tiny-q4_k" && tc.name != "qwen2-micro" && tc.name != "qwen3-micro" {
 			continue
 		}
 		t.Run(tc.name, func(t *testing.T) {
@@ -220,7 +223,16 @@ func TestAdapterRoundTrip(t *testing.T) {
 			}
 			d := maxScoreDiff(reqs, with, lp)
 			t.Logf("engine with the saved adapter vs trainer: max diff %.2e", d)
-			if d > 1e-4 {
+			tolerance := 1e-4
+			if tc.name == "tiny-q4_k" {
+				// Q4_K products round each activation row to 8 bits
+				// against one scale per 256 values: with an adapter of
+				// this size a last-bit difference in a LoRA sum flips
+				// some roundings. With adapter weights five times
+				// smaller the two agree to 1e-6.
+				tolerance = 5e-3
+			}
+			if d > tolerance {
 				t.Errorf("engine with the adapter differs from the trainer by %g", d)
 			}
 
@@ -245,9 +257,9 @@ func TestAdapterRoundTrip(t *testing.T) {
 				}
 			}
 
-			if tc.name == "tiny-q8_0" {
+			if tc.name == "tiny-q8_0" || tc.name == "tiny-q4_k" {
 				// Merged into F32 weights, the model no longer rounds
-				// its activations to 8 bits as Q8_0 products do.
+				// its activations to 8 bits as quantised products do.
 				return
 			}
 			merged := filepath.Join(dir, "merged.gguf")
@@ -361,5 +373,24 @@ func TestBaseLogProbsLeaveTheAdapterOut(t *testing.T) {
 	}
 	if _, err := newMicro(t, Config{Full: true}).BaseLogProbs(seqs); err == nil {
 		t.Error("base log-probs in full mode accepted")
+	}
+}
+
+// TestLoRAOnQuantizedBases trains an adapter of quantised models, whose
+// input gradients go through dequantised transposed copies: the loss on a
+// fixed text falls as it does on the F32 model.
+func TestLoRAOnQuantizedBases(t *testing.T) {
+	for _, typ := range []gguf.TensorType{gguf.TensorF32, gguf.TensorQ8_0, gguf.TensorQ4_K} {
+		path := makeModel(t, "tiny-"+strings.ToLower(typ.String()), initmodel.Config{Preset: "tiny", Seed: 3, Type: typ})
+		tr, err := New(path, Config{Threads: 1, LoRA: LoRAConfig{Rank: 8}, Optimizer: AdamW{LR: 1e-2}, Schedule: Schedule{Decay: "constant"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		first, last := memorise(t, tr, fixedText(tr.h.Vocab, false), 30)
+		tr.Close()
+		t.Logf("%s: loss %.3f -> %.3f in 30 LoRA steps", typ, first, last)
+		if last > first-0.5 {
+			t.Errorf("%s: loss %.3f -> %.3f in 30 LoRA steps", typ, first, last)
+		}
 	}
 }
