@@ -21,58 +21,34 @@ func requireBLAS(t *testing.T) {
 	}
 }
 
-// computePair runs a graph computing two tensors of the same shape on the
-// CPU with the given threads and returns their values; the inputs are
-// filled with random values.
+// computePair computes two tensors of the same shape on the CPU with the
+// given threads, the inputs filled with random values.
 func computePair(t *testing.T, threads int, build func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor)) (got, want []float32) {
 	t.Helper()
-	b, err := NewBackend(false, threads)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer b.Free()
-	x, err := NewGraphContext(64, 128)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer x.Free()
-	var inputs []Tensor
-	input := func(shape ...int64) Tensor {
-		in := x.NewTensor(TypeF32, shape...)
-		in.SetInput()
-		inputs = append(inputs, in)
-		return in
-	}
-	first, second := build(x, input)
-	if first.Shape() != second.Shape() {
-		t.Fatalf("shapes %v and %v differ", first, second)
-	}
-	g := x.NewGraph(128)
-	for _, out := range []Tensor{first, second} {
-		out.SetOutput()
-		g.Expand(out)
-	}
-	alloc := b.NewAllocator()
-	defer alloc.Free()
-	if err := alloc.Alloc(g); err != nil {
-		t.Fatal(err)
-	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	for _, in := range inputs {
-		v := make([]float32, in.Elements())
-		for i := range v {
-			v[i] = float32(rng.NormFloat64())
+	values := computeOn(t, threads, func(x *GraphContext) ([]Tensor, func()) {
+		var inputs []Tensor
+		input := func(shape ...int64) Tensor {
+			in := x.NewTensor(TypeF32, shape...)
+			in.SetInput()
+			inputs = append(inputs, in)
+			return in
 		}
-		in.SetFloat32(v, 0)
-	}
-	if err := b.Compute(g); err != nil {
-		t.Fatal(err)
-	}
-	got = make([]float32, first.Elements())
-	want = make([]float32, second.Elements())
-	first.Float32(got, 0)
-	second.Float32(want, 0)
-	return got, want
+		first, second := build(x, input)
+		if first.Shape() != second.Shape() {
+			t.Fatalf("shapes %v and %v differ", first, second)
+		}
+		return []Tensor{first, second}, func() {
+			rng := rand.New(rand.NewPCG(1, 2))
+			for _, in := range inputs {
+				v := make([]float32, in.Elements())
+				for i := range v {
+					v[i] = float32(rng.NormFloat64())
+				}
+				in.SetFloat32(v, 0)
+			}
+		}
+	})
+	return values[0], values[1]
 }
 
 // TestBLASProductsMatchGGML checks each BLAS product against ggml's own

@@ -13,7 +13,16 @@ import (
 // the values of the tensor build returns; set fills the inputs.
 func compute(t *testing.T, build func(x *GraphContext) (out Tensor, set func()), n int) []float32 {
 	t.Helper()
-	b, err := NewBackend(false, 1)
+	return computeOn(t, 1, func(x *GraphContext) ([]Tensor, func()) {
+		out, set := build(x)
+		return []Tensor{out}, set
+	})[0][:n]
+}
+
+// computeOn is compute with the given CPU threads and several outputs.
+func computeOn(t *testing.T, threads int, build func(x *GraphContext) (outs []Tensor, set func())) [][]float32 {
+	t.Helper()
+	b, err := NewBackend(false, threads)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -23,10 +32,12 @@ func compute(t *testing.T, build func(x *GraphContext) (out Tensor, set func()),
 		t.Fatal(err)
 	}
 	defer x.Free()
-	out, set := build(x)
-	out.SetOutput()
+	outs, set := build(x)
 	g := x.NewGraph(128)
-	g.Expand(out)
+	for _, out := range outs {
+		out.SetOutput()
+		g.Expand(out)
+	}
 	a := b.NewAllocator()
 	defer a.Free()
 	if err := a.Alloc(g); err != nil {
@@ -36,8 +47,11 @@ func compute(t *testing.T, build func(x *GraphContext) (out Tensor, set func()),
 	if err := b.Compute(g); err != nil {
 		t.Fatal(err)
 	}
-	values := make([]float32, n)
-	out.Float32(values, 0)
+	values := make([][]float32, len(outs))
+	for i, out := range outs {
+		values[i] = make([]float32, out.Elements())
+		out.Float32(values[i], 0)
+	}
 	return values
 }
 

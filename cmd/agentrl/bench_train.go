@@ -36,6 +36,7 @@ func benchTrainCommand() *cli.Command {
 			&cli.IntFlag{Name: "warmup", Value: 1, Usage: "untimed first steps"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},
 			&cli.BoolFlag{Name: "gpu", Usage: "train on the first GPU when a GPU backend is installed"},
+			&cli.StringFlag{Name: "grad-checkpointing", Value: "off", Usage: "on: recompute the activations in the backward pass (the memory and speed it costs); off"},
 			&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "peers", "torch_lora.py"), Usage: "the PyTorch reference (empty: skip it)"},
 			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch for the reference"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
@@ -118,7 +119,8 @@ func runBenchTrain(c *cli.Context) error {
 			}
 			for _, full := range modes {
 				cfg := train.BenchConfig{Full: full, Rank: c.Int("rank"), Batch: sh.batch, SeqLen: sh.seqLen,
-					Steps: c.Int("steps"), Warmup: c.Int("warmup"), Threads: threads, GPU: c.Bool("gpu"), Tokens: tokens, Seed: 1}
+					Steps: c.Int("steps"), Warmup: c.Int("warmup"), Threads: threads, GPU: c.Bool("gpu"), Tokens: tokens, Seed: 1,
+					Checkpointing: c.String("grad-checkpointing")}
 				ours, err := train.Bench(c.Context, path, cfg)
 				if err != nil {
 					return fmt.Errorf("bench %s %dx%d: %w", path, sh.batch, sh.seqLen, err)

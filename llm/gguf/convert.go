@@ -36,27 +36,25 @@ func EncodeFloat32(typ TensorType, values []float32) ([]byte, error) {
 		}
 		return out, nil
 	case TensorQ8_0:
-		if len(values)%q8Block != 0 {
-			return nil, fmt.Errorf("q8_0 needs a multiple of %d values, got %d", q8Block, len(values))
-		}
-		blockBytes := TensorQ8_0.BlockBytes()
-		out := make([]byte, int64(len(values)/q8Block)*blockBytes)
-		for b := 0; b < len(values)/q8Block; b++ {
-			quantizeQ8Block(out[int64(b)*blockBytes:], values[b*q8Block:(b+1)*q8Block])
-		}
-		return out, nil
+		return encodeBlocks(typ, values, quantizeQ8Block)
 	case TensorQ4_K:
-		if len(values)%q4kBlock != 0 {
-			return nil, fmt.Errorf("q4_K needs a multiple of %d values, got %d", q4kBlock, len(values))
-		}
-		blockBytes := TensorQ4_K.BlockBytes()
-		out := make([]byte, int64(len(values)/q4kBlock)*blockBytes)
-		for b := 0; b < len(values)/q4kBlock; b++ {
-			quantizeQ4KBlock(out[int64(b)*blockBytes:], values[b*q4kBlock:(b+1)*q4kBlock])
-		}
-		return out, nil
+		return encodeBlocks(typ, values, quantizeQ4KBlock)
 	}
 	return nil, fmt.Errorf("cannot encode float32 values as %s", typ)
+}
+
+// encodeBlocks quantises values block by block into a tensor of type typ.
+func encodeBlocks(typ TensorType, values []float32, quantize func(dst []byte, x []float32)) ([]byte, error) {
+	size := int(typ.BlockSize())
+	if len(values)%size != 0 {
+		return nil, fmt.Errorf("%s needs a multiple of %d values, got %d", typ, size, len(values))
+	}
+	blockBytes := typ.BlockBytes()
+	out := make([]byte, int64(len(values)/size)*blockBytes)
+	for b := 0; b < len(values)/size; b++ {
+		quantize(out[int64(b)*blockBytes:], values[b*size:(b+1)*size])
+	}
+	return out, nil
 }
 
 func quantizeQ8Block(dst []byte, x []float32) {
@@ -98,31 +96,31 @@ func DecodeFloat32(typ TensorType, raw []byte) ([]float32, error) {
 		}
 		return out, nil
 	case TensorQ8_0:
-		blockBytes := int(TensorQ8_0.BlockBytes())
-		if len(raw)%blockBytes != 0 {
-			return nil, fmt.Errorf("%d bytes is not a whole number of q8_0 blocks", len(raw))
-		}
-		out := make([]float32, len(raw)/blockBytes*q8Block)
-		for b := 0; b < len(raw)/blockBytes; b++ {
-			block := raw[b*blockBytes:]
-			d := F16ToFloat32(le.Uint16(block))
-			for j := range q8Block {
-				out[b*q8Block+j] = d * float32(int8(block[2+j]))
-			}
-		}
-		return out, nil
+		return decodeBlocks(typ, raw, dequantizeQ8Block)
 	case TensorQ4_K:
-		blockBytes := int(TensorQ4_K.BlockBytes())
-		if len(raw)%blockBytes != 0 {
-			return nil, fmt.Errorf("%d bytes is not a whole number of q4_K blocks", len(raw))
-		}
-		out := make([]float32, len(raw)/blockBytes*q4kBlock)
-		for b := 0; b < len(raw)/blockBytes; b++ {
-			dequantizeQ4KBlock(out[b*q4kBlock:], raw[b*blockBytes:])
-		}
-		return out, nil
+		return decodeBlocks(typ, raw, dequantizeQ4KBlock)
 	}
 	return nil, fmt.Errorf("cannot decode %s tensors to float32", typ)
+}
+
+// decodeBlocks dequantises a tensor of type typ block by block.
+func decodeBlocks(typ TensorType, raw []byte, dequantize func(dst []float32, block []byte)) ([]float32, error) {
+	blockBytes, size := int(typ.BlockBytes()), int(typ.BlockSize())
+	if len(raw)%blockBytes != 0 {
+		return nil, fmt.Errorf("%d bytes is not a whole number of %s blocks", len(raw), typ)
+	}
+	out := make([]float32, len(raw)/blockBytes*size)
+	for b := 0; b < len(raw)/blockBytes; b++ {
+		dequantize(out[b*size:], raw[b*blockBytes:])
+	}
+	return out, nil
+}
+
+func dequantizeQ8Block(dst []float32, block []byte) {
+	d := F16ToFloat32(binary.LittleEndian.Uint16(block))
+	for j := range q8Block {
+		dst[j] = d * float32(int8(block[2+j]))
+	}
 }
 
 // Float32ToF16 converts f to IEEE half precision, rounding to nearest with

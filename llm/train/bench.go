@@ -29,6 +29,9 @@ type BenchConfig struct {
 	// else ids are drawn uniformly with Seed.
 	Tokens [][]int32
 	Seed   uint64
+	// Checkpointing is Config.Checkpointing: "on" measures the cost of
+	// recomputing the activations.
+	Checkpointing string
 }
 
 // BenchResult is the measurement.
@@ -93,7 +96,7 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 	// each sequence in its own row.
 	tr, err := New(path, Config{Full: c.Full, LoRA: LoRAConfig{Rank: c.Rank, Alpha: float32(c.Rank)},
 		Optimizer: AdamW{LR: c.LR, ClipNorm: -1}, Schedule: Schedule{Decay: "constant"},
-		Threads: c.Threads, GPU: c.GPU, RowTokens: c.SeqLen + 1, Context: c.SeqLen + 1, Seed: c.Seed})
+		Threads: c.Threads, GPU: c.GPU, RowTokens: c.SeqLen + 1, Context: c.SeqLen + 1, Seed: c.Seed, Checkpointing: c.Checkpointing})
 	if err != nil {
 		return BenchResult{}, err
 	}
