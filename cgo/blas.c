@@ -26,16 +26,17 @@ int agentrl_blas_open(const char *path, char *err, size_t err_len) {
         return -1;
     }
     // Each library's own way to stay on the calling thread; those it does
-    // not have are absent (Accelerate's are per call and need nothing).
+    // not have are absent (Accelerate needs none).
     void (*set_threads)(int) = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
-    if (set_threads == NULL) {
-        set_threads = (void (*)(int))dlsym(lib, "bli_thread_set_num_threads");
-    }
     if (set_threads == NULL) {
         set_threads = (void (*)(int))dlsym(lib, "MKL_Set_Num_Threads");
     }
     if (set_threads != NULL) {
         set_threads(1);
+    }
+    void (*blis_set_threads)(int64_t) = (void (*)(int64_t))dlsym(lib, "bli_thread_set_num_threads");
+    if (blis_set_threads != NULL) {
+        blis_set_threads(1);
     }
     sgemm = f;
     return 0;

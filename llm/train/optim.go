@@ -5,6 +5,8 @@ import (
 	"math"
 	"runtime"
 	"sync"
+
+	"github.com/agentrl/agentrl/cgo"
 )
 
 // AdamW configures the optimiser: Adam with decoupled weight decay, as
@@ -94,22 +96,21 @@ func (s Schedule) Factor(step int) float64 {
 // accumulated gradients, each multiplied by gradScale, at learning rate lr
 // and (1-based) step t. The work is split in chunks over the cores.
 func adamStep(params []*param, opt AdamW, lr, gradScale float64, t int) {
-	b1c := 1 - math.Pow(opt.Beta1, float64(t))
-	b2c := 1 - math.Pow(opt.Beta2, float64(t))
-	b1, b2 := float32(opt.Beta1), float32(opt.Beta2)
+	step := cgo.AdamWStep{
+		GradScale: float32(gradScale),
+		Beta1:     float32(opt.Beta1),
+		Beta2:     float32(opt.Beta2),
+		StepSize:  float32(lr / (1 - math.Pow(opt.Beta1, float64(t)))),
+		SqrtB2C:   float32(math.Sqrt(1 - math.Pow(opt.Beta2, float64(t)))),
+		Eps:       float32(opt.Eps),
+	}
 	update := func(p *param, lo, hi int) {
-		decay := float32(1)
+		s := step
+		s.Decay = 1
 		if p.decay {
-			decay = float32(1 - lr*opt.WeightDecay)
+			s.Decay = float32(1 - lr*opt.WeightDecay)
 		}
-		for i := lo; i < hi; i++ {
-			g := p.grad[i] * float32(gradScale)
-			m := b1*p.m[i] + (1-b1)*g
-			v := b2*p.v[i] + (1-b2)*g*g
-			p.m[i], p.v[i] = m, v
-			step := (float64(m) / b1c) / (math.Sqrt(float64(v)/b2c) + opt.Eps)
-			p.value[i] = p.value[i]*decay - float32(lr*step)
-		}
+		cgo.AdamW(p.value[lo:hi], p.m[lo:hi], p.v[lo:hi], p.grad[lo:hi], s)
 	}
 	const chunk = 1 << 16
 	work := make(chan func(), 64)
