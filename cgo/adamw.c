@@ -8,8 +8,9 @@
 
 // The loop is written with AVX intrinsics where the target has them:
 // sqrtf may set errno, so GCC (unlike clang) will not vectorise it, and
-// cgo does not accept -fno-math-errno. Both paths compute the same
-// IEEE operations.
+// cgo does not accept -fno-math-errno. The scalar loop finishes the last
+// few elements (a compiler may fuse its multiply-adds, rounding them
+// slightly differently).
 void agentrl_adamw(float *restrict w, float *restrict m, float *restrict v, const float *restrict g, int64_t n,
                    float grad_scale, float beta1, float beta2, float step_size, float sqrt_b2c, float eps, float decay) {
     int64_t i = 0;

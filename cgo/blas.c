@@ -25,8 +25,18 @@ int agentrl_blas_open(const char *path, char *err, size_t err_len) {
         dlclose(lib);
         return -1;
     }
+    // An OpenMP build of OpenBLAS sizes each call's thread team from the
+    // calling thread's OpenMP setting, which ggml's threads do not have:
+    // every one of them would start a team as large as the machine.
+    int (*get_parallel)(void) = (int (*)(void))dlsym(lib, "openblas_get_parallel");
+    if (get_parallel != NULL && get_parallel() == 2) {
+        snprintf(err, err_len, "%s is OpenBLAS built with OpenMP, whose threads would compete with ggml's: use its pthreads build (Debian: libopenblas0-pthread)", path);
+        dlclose(lib);
+        return -1;
+    }
     // Each library's own way to stay on the calling thread; those it does
-    // not have are absent (Accelerate needs none).
+    // not have are absent (Accelerate has none: it schedules its own
+    // threads).
     void (*set_threads)(int) = (void (*)(int))dlsym(lib, "openblas_set_num_threads");
     if (set_threads == NULL) {
         set_threads = (void (*)(int))dlsym(lib, "MKL_Set_Num_Threads");
@@ -52,8 +62,9 @@ static void share(int64_t n, int ith, int nth, int64_t *from, int64_t *to) {
 enum product { MUL_MAT, MUL_MAT_T, OUT_PROD };
 
 // One product per index of dimensions 2 and 3 of dst, a's broadcast over
-// b's. With at least as many products as threads each thread takes whole
-// products; otherwise each takes a share of the columns of every product.
+// b's. The work is cut into products x column chunks, enough chunks per
+// product that every thread has some, and each thread takes a contiguous
+// share of those pieces.
 static void products(struct ggml_tensor *dst, int ith, int nth, enum product kind) {
     const struct ggml_tensor *a = dst->src[0], *b = dst->src[1];
     const int64_t m = dst->ne[0], n = dst->ne[1];
@@ -63,17 +74,17 @@ static void products(struct ggml_tensor *dst, int ith, int nth, enum product kin
     const int ldc = (int)(dst->nb[1] / sizeof(float));
     const int64_t r2 = dst->ne[2] / a->ne[2], r3 = dst->ne[3] / a->ne[3];
     const int64_t count = dst->ne[2] * dst->ne[3];
+    const int64_t chunks = (nth + count - 1) / count;
 
-    int64_t first = 0, last = count, col0 = 0, col1 = n;
-    if (count >= nth) {
-        share(count, ith, nth, &first, &last);
-    } else {
-        share(n, ith, nth, &col0, &col1);
-    }
-    if (col1 <= col0) {
-        return;
-    }
-    for (int64_t p = first; p < last; p++) {
+    int64_t first, last;
+    share(count * chunks, ith, nth, &first, &last);
+    for (int64_t piece = first; piece < last; piece++) {
+        const int64_t p = piece / chunks;
+        int64_t col0, col1;
+        share(n, (int)(piece % chunks), (int)chunks, &col0, &col1);
+        if (col1 <= col0) {
+            continue;
+        }
         const int64_t i2 = p % dst->ne[2], i3 = p / dst->ne[2];
         const float *pa = (const float *)((const char *)a->data + (i2 / r2) * a->nb[2] + (i3 / r3) * a->nb[3]);
         const float *pb = (const float *)((const char *)b->data + i2 * b->nb[2] + i3 * b->nb[3]);

@@ -116,7 +116,8 @@ var (
 
 func (p blasProduct) can(a, b Tensor) bool {
 	ka, kb := p.inner(a, b)
-	return blas.name != "" && ka == kb && b.Ne(2)%a.Ne(2) == 0 && b.Ne(3)%a.Ne(3) == 0 &&
+	name, _ := BLAS()
+	return name != "" && ka == kb && b.Ne(2)%a.Ne(2) == 0 && b.Ne(3)%a.Ne(3) == 0 &&
 		blasOperand(a, a.Ne(0)) && blasOperand(b, b.Ne(0))
 }
 

@@ -64,6 +64,10 @@ func TestBLASProductsMatchGGML(t *testing.T) {
 			a, b := input(37, 19, 2, 1), input(37, 23, 4, 3)
 			return x.BLASMulMat(a, b), x.MulMat(a, b)
 		}},
+		{"mul_mat broadcast over dimension 3", func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor) {
+			a, b := input(37, 19, 1, 2), input(37, 23, 3, 4)
+			return x.BLASMulMat(a, b), x.MulMat(a, b)
+		}},
 		{"mul_mat permuted views", func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor) {
 			// [head, heads, slots] viewed as [head, slots, heads], as
 			// attention reads its keys and queries.
@@ -72,7 +76,7 @@ func TestBLASProductsMatchGGML(t *testing.T) {
 			return x.BLASMulMat(k, q), x.MulMat(x.Cont(k), x.Cont(q))
 		}},
 		{"mul_mat_t", func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor) {
-			a, b := input(19, 37, 2, 1), input(37, 23, 4, 3)
+			a, b := input(19, 37, 2, 3), input(37, 23, 4, 3)
 			return x.BLASMulMatT(a, b), x.MulMat(x.T(a), b)
 		}},
 		{"mul_mat_t permuted", func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor) {
@@ -81,7 +85,7 @@ func TestBLASProductsMatchGGML(t *testing.T) {
 			return x.BLASMulMatT(k, s), x.MulMat(x.T(x.Cont(k)), s)
 		}},
 		{"out_prod", func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor) {
-			a, b := input(19, 37, 2, 1), input(23, 37, 4, 3)
+			a, b := input(19, 37, 2, 2), input(23, 37, 4, 6)
 			return x.BLASOutProd(a, b), x.OutProd(a, b)
 		}},
 		{"out_prod permuted", func(x *GraphContext, input func(...int64) Tensor) (Tensor, Tensor) {
@@ -114,11 +118,12 @@ func TestBLASRefusesWhatItCannotCompute(t *testing.T) {
 	a := x.NewTensor(TypeF32, 8, 4)
 	half := x.NewTensor(TypeF16, 8, 4)
 	other := x.NewTensor(TypeF32, 7, 4)
+	square := x.NewTensor(TypeF32, 8, 8) // its transpose has the shape but not unit-stride rows
 	if !CanBLASMulMat(a, a) || !CanBLASOutProd(a, a) || !CanBLASMulMatT(x.NewTensor(TypeF32, 4, 8), a) {
 		t.Fatal("BLAS refuses plain F32 matrices")
 	}
 	if CanBLASMulMat(half, a) || CanBLASMulMat(a, other) || CanBLASOutProd(a, x.NewTensor(TypeF32, 8, 5)) ||
-		CanBLASMulMatT(a, a) || CanBLASMulMat(x.Transpose(a), a) {
+		CanBLASMulMatT(a, a) || CanBLASMulMat(x.Transpose(square), square) {
 		t.Fatal("BLAS accepts an F16 operand, mismatched shapes or a transposed view")
 	}
 	defer func() {

@@ -25,7 +25,7 @@ func initModelCommand() *cli.Command {
 			&cli.StringFlag{Name: "preset", Value: "tiny", Usage: "model shape: " + strings.Join(initmodel.PresetNames(), " or ")},
 			&cli.StringSliceFlag{Name: "corpus", Usage: "learn the tokenizer from text `FILE` (repeatable)"},
 			&cli.Uint64Flag{Name: "seed", Usage: "seed of the random weights"},
-			&cli.StringFlag{Name: "type", Value: "f32", Usage: "type of the weight matrices: f32, f16, bf16, q8_0 or q4_k (q8_0 where rows are not multiples of 256)"},
+			&cli.StringFlag{Name: "type", Value: "f32", Usage: "type of the weight matrices: f32, f16, bf16, q8_0 or q4_k (q8_0 for matrices whose rows are not multiples of 256)"},
 			&cli.IntFlag{Name: "vocab-size", DefaultText: "the preset's", Usage: fmt.Sprintf("target vocabulary size, %d to %d", initmodel.MinVocabSize, initmodel.MaxVocabSize)},
 			&cli.BoolFlag{Name: "separate-output", Usage: "give the model its own output projection instead of reusing the token embedding"},
 			&cli.StringFlag{Name: "name", Usage: "model name stored in the file (default: agentrl-PRESET)"},

@@ -42,7 +42,8 @@ type Config struct {
 	// Type is the element type of the weight matrices: F32 (the zero
 	// value), F16, BF16, Q8_0 or Q4_K. Norm weights are always F32. With
 	// Q4_K, matrices whose rows are not a multiple of 256 values are
-	// stored as Q8_0, as llama.cpp's quantiser falls back for them.
+	// stored as Q8_0 (llama.cpp's quantiser uses Q5_0 there, a type the
+	// trainer does not read).
 	Type gguf.TensorType
 	// SeparateOutput adds an output projection (output.weight); by default
 	// the output is tied to the token embedding, which llama.cpp then uses
@@ -203,8 +204,11 @@ func (c Config) check() error {
 	if c.HeadCount%c.HeadCountKV != 0 {
 		return fmt.Errorf("head count %d is not a multiple of the KV head count %d", c.HeadCount, c.HeadCountKV)
 	}
-	if block := c.matrixType(1).BlockSize(); c.EmbeddingLength%int(block) != 0 || c.FeedForwardLength%int(block) != 0 {
-		return fmt.Errorf("%s stores rows in blocks of %d: embedding length %d and feed-forward length %d must be multiples", c.Type, block, c.EmbeddingLength, c.FeedForwardLength)
+	// The smallest block a matrix row may be stored in: Q4_K rows that are
+	// not whole 256-blocks fall back to Q8_0's 32.
+	if smallest := c.matrixType(1); c.EmbeddingLength%int(smallest.BlockSize()) != 0 || c.FeedForwardLength%int(smallest.BlockSize()) != 0 {
+		return fmt.Errorf("%s stores rows in blocks of %d (%s): embedding length %d and feed-forward length %d must be multiples",
+			c.Type, smallest.BlockSize(), smallest, c.EmbeddingLength, c.FeedForwardLength)
 	}
 	if !(c.RopeFreqBase > 0) || !(c.RMSNormEpsilon > 0) {
 		return fmt.Errorf("rope frequency base %g and RMS norm epsilon %g must be positive", c.RopeFreqBase, c.RMSNormEpsilon)

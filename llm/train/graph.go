@@ -299,11 +299,12 @@ type linAct struct {
 	u       cgo.Tensor // A x
 }
 
-// linForward is y = W x + scale * B (A x) (+ bias), in llama.cpp's order.
-// Without a backward pass the LoRA products use the rank, not its padding,
-// as llama.cpp does: the same kernels then round identically, which keeps
-// scoring equal to inference even where a rounding difference would be
-// amplified (8-bit activations of Q8_0 products).
+// linForward is y = W x + scale * B (A x) (+ bias). Without a backward
+// pass it follows llama.cpp's order and kernels, and the LoRA products use
+// the rank, not its padding, as llama.cpp does: they then round
+// identically, which keeps scoring equal to inference even where a
+// rounding difference would be amplified (8-bit activations of quantised
+// products). Training graphs compute (scale B) (A x) instead.
 func (b *builder) linForward(l *linear, in, drop cgo.Tensor) (cgo.Tensor, linAct) {
 	x := b.x
 	y := b.mulMat(l.w, in)

@@ -21,6 +21,11 @@ var weightTypes = map[gguf.TensorType]bool{
 	gguf.TensorF32: true, gguf.TensorF16: true, gguf.TensorBF16: true, gguf.TensorQ8_0: true, gguf.TensorQ4_K: true,
 }
 
+// cpuOnlyWeightTypes are weight types ggml's CUDA backend cannot gather
+// rows of (the token embedding) or convert to F32 (the transposed copies),
+// both of which abort the process there.
+var cpuOnlyWeightTypes = map[gguf.TensorType]bool{gguf.TensorQ4_K: true}
+
 // hparams are the hyperparameters of a model, read from its GGUF metadata
 // as llama.cpp reads them.
 type hparams struct {

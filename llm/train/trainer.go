@@ -174,6 +174,14 @@ func New(path string, cfg Config) (*Trainer, error) {
 	if err != nil {
 		return nil, err
 	}
+	if !backend.CPU() {
+		for _, ti := range f.Tensors {
+			if cpuOnlyWeightTypes[ti.Type] {
+				backend.Free()
+				return nil, fmt.Errorf("model %s: tensor %s is %s, which the trainer reads on the CPU only (ggml's GPU backends cannot gather or dequantise it): train without --gpu", path, ti.Name, ti.Type)
+			}
+		}
+	}
 	blasLib := ""
 	if backend.CPU() && !cfg.NoBLAS {
 		if blasLib, err = cgo.BLAS(); err != nil {
