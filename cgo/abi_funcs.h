@@ -133,6 +133,8 @@ void ggml_backend_buffer_free(ggml_backend_buffer_t buffer);
 void ggml_backend_tensor_set(struct ggml_tensor * tensor, const void * data, size_t offset, size_t size);
 void ggml_backend_tensor_get(const struct ggml_tensor * tensor, void * data, size_t offset, size_t size);
 enum ggml_status ggml_backend_graph_compute(ggml_backend_t backend, struct ggml_cgraph * cgraph);
+bool ggml_backend_supports_op(ggml_backend_t backend, const struct ggml_tensor * op);
+const char * ggml_op_desc(const struct ggml_tensor * t);
 ggml_gallocr_t ggml_gallocr_new(ggml_backend_buffer_type_t buft);
 void   ggml_gallocr_free(ggml_gallocr_t galloc);
 bool   ggml_gallocr_alloc_graph(ggml_gallocr_t galloc, struct ggml_cgraph * graph);

@@ -81,8 +81,18 @@ func (buf *Buffer) Free() {
 // allocated.
 func (b *Backend) Compute(g *Graph) error {
 	for i := range g.Len() {
-		if n := g.Node(i); !n.Allocated() {
+		n := g.Node(i)
+		if !n.Allocated() {
 			return fmt.Errorf("compute: node %d (%v) has no memory", i, n)
+		}
+		// A GPU backend aborts the process on an operation it lacks; the
+		// CPU backend runs them all.
+		if !b.cpu && !bool(C.ggml_backend_supports_op(b.c, n.c)) {
+			from := ""
+			if src := (Tensor{n.c.src[0]}); src.Valid() {
+				from = fmt.Sprintf(" from %v", src)
+			}
+			return fmt.Errorf("compute: %s cannot run %s giving %v%s: train on the CPU", b.Name(), C.GoString(C.ggml_op_desc(n.c)), n, from)
 		}
 	}
 	switch st := C.ggml_backend_graph_compute(b.c, g.c); st {
