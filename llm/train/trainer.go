@@ -152,7 +152,8 @@ type Trainer struct {
 	// checkpointed counts the micro-batches computed with gradient
 	// checkpointing because of the memory budget.
 	checkpointed int
-	accum        int // micro-batches accumulated since the last step
+	accum        int       // micro-batches accumulated since the last step
+	gradBuf      []float32 // a gradient read from the backend, to add
 	peak         int64
 }
 
@@ -442,11 +443,15 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 	if err := t.backend.Compute(g.bwd); err != nil {
 		return nil, err
 	}
-	buf := []float32{}
 	for _, prm := range g.order {
-		buf = slices.Grow(buf[:0], len(prm.grad))[:len(prm.grad)]
-		g.grads[prm].Float32(buf, 0)
-		for i, v := range buf {
+		if t.accum == 0 {
+			// The gradients are zero after a step: read into them.
+			g.grads[prm].Float32(prm.grad, 0)
+			continue
+		}
+		t.gradBuf = slices.Grow(t.gradBuf[:0], len(prm.grad))[:len(prm.grad)]
+		g.grads[prm].Float32(t.gradBuf, 0)
+		for i, v := range t.gradBuf {
 			prm.grad[i] += v
 		}
 	}
