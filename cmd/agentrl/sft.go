@@ -45,6 +45,7 @@ func trainFlags(lr float64, epochs int) []cli.Flag {
 		&cli.Float64Flag{Name: "lr", Value: lr, Usage: "peak learning rate"},
 		&cli.IntFlag{Name: "epochs", Value: epochs, Usage: "passes over the data"},
 		&cli.IntFlag{Name: "batch-tokens", Value: 4096, Usage: "tokens per micro-batch"},
+		&cli.IntFlag{Name: "row-tokens", Usage: "pack each micro-batch's sequences into rows of this many tokens (0: of its longest sequence, the least attention work)"},
 		&cli.IntFlag{Name: "accumulate", Value: 1, Usage: "micro-batches per optimiser step"},
 		&cli.IntFlag{Name: "max-steps", Usage: "stop after this many optimiser steps (0: run every epoch)"},
 		&cli.IntFlag{Name: "warmup", Usage: "warm-up steps"},
@@ -82,7 +83,7 @@ func parseTrainFlags(c *cli.Context, full bool) (trainSetup, error) {
 			return s, fmt.Errorf("--%s %d must be positive", name, c.Int(name))
 		}
 	}
-	for _, name := range []string{"warmup", "ctx", "threads", "checkpoint-every", "max-steps", "memory-budget"} {
+	for _, name := range []string{"warmup", "ctx", "row-tokens", "threads", "checkpoint-every", "max-steps", "memory-budget"} {
 		if c.Int(name) < 0 {
 			return s, fmt.Errorf("--%s %d must not be negative", name, c.Int(name))
 		}
@@ -101,6 +102,7 @@ func parseTrainFlags(c *cli.Context, full bool) (trainSetup, error) {
 		Schedule:      train.Schedule{Warmup: c.Int("warmup"), Decay: c.String("decay")},
 		Seed:          c.Uint64("seed"),
 		Context:       c.Int("ctx"),
+		RowTokens:     c.Int("row-tokens"),
 		MemoryBudget:  int64(c.Int("memory-budget")) << 20,
 		Checkpointing: c.String("grad-checkpointing"),
 		Threads:       c.Int("threads"),
