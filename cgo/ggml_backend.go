@@ -162,42 +162,41 @@ func (t Tensor) checkData(op string, offset, n int64) {
 
 // SetBytes copies raw data into the tensor from byte offset.
 func (t Tensor) SetBytes(data []byte, offset int64) {
-	t.checkData("tensor_set", offset, int64(len(data)))
-	if len(data) > 0 {
-		C.ggml_backend_tensor_set(t.c, unsafe.Pointer(&data[0]), C.size_t(offset), C.size_t(len(data)))
-	}
+	t.set(unsafe.Pointer(unsafe.SliceData(data)), offset, int64(len(data)))
 }
 
 // SetFloat32 copies values into an F32 tensor from element offset.
 func (t Tensor) SetFloat32(values []float32, offset int64) {
-	if t.Type() != TypeF32 {
-		opPanic("tensor_set", "%v is not F32", t)
-	}
-	t.checkData("tensor_set", 4*offset, 4*int64(len(values)))
-	if len(values) > 0 {
-		C.ggml_backend_tensor_set(t.c, unsafe.Pointer(&values[0]), C.size_t(4*offset), C.size_t(4*len(values)))
-	}
+	t.checkType("tensor_set", TypeF32)
+	t.set(unsafe.Pointer(unsafe.SliceData(values)), 4*offset, 4*int64(len(values)))
 }
 
 // SetInt32 copies values into an I32 tensor from element offset.
 func (t Tensor) SetInt32(values []int32, offset int64) {
-	if t.Type() != TypeI32 {
-		opPanic("tensor_set", "%v is not I32", t)
-	}
-	t.checkData("tensor_set", 4*offset, 4*int64(len(values)))
-	if len(values) > 0 {
-		C.ggml_backend_tensor_set(t.c, unsafe.Pointer(&values[0]), C.size_t(4*offset), C.size_t(4*len(values)))
-	}
+	t.checkType("tensor_set", TypeI32)
+	t.set(unsafe.Pointer(unsafe.SliceData(values)), 4*offset, 4*int64(len(values)))
 }
 
 // Float32 copies len(dst) values of an F32 tensor from element offset into
 // dst.
 func (t Tensor) Float32(dst []float32, offset int64) {
-	if t.Type() != TypeF32 {
-		opPanic("tensor_get", "%v is not F32", t)
-	}
+	t.checkType("tensor_get", TypeF32)
 	t.checkData("tensor_get", 4*offset, 4*int64(len(dst)))
 	if len(dst) > 0 {
 		C.ggml_backend_tensor_get(t.c, unsafe.Pointer(&dst[0]), C.size_t(4*offset), C.size_t(4*len(dst)))
+	}
+}
+
+// set copies n bytes from src into the tensor from byte offset.
+func (t Tensor) set(src unsafe.Pointer, offset, n int64) {
+	t.checkData("tensor_set", offset, n)
+	if n > 0 {
+		C.ggml_backend_tensor_set(t.c, src, C.size_t(offset), C.size_t(n))
+	}
+}
+
+func (t Tensor) checkType(op string, typ Type) {
+	if t.Type() != typ {
+		opPanic(op, "%v is not %s", t, typ)
 	}
 }
