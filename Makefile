@@ -36,6 +36,7 @@ demo: build
 bench: build
 	./$(BIN) bench infer --json
 	./$(BIN) bench envs --json
+	./$(BIN) bench train --full --json
 
 clean:
 	rm -rf bin lib $(OUT)
