@@ -160,55 +160,47 @@ func productModes(t *testing.T) map[string]bool {
 	return modes
 }
 
-// checkProducts fails the test if the trainer does not compute its
-// products as asked.
-func checkProducts(t *testing.T, tr *Trainer, noBLAS bool) {
-	t.Helper()
-	if got := tr.MatrixProducts(); (got == "ggml") != noBLAS {
-		t.Fatalf("matrix products by %s with NoBLAS %v", got, noBLAS)
+// gradientCheck checks the gradients of the model at path for every
+// architecture and both kinds of products; path gives the model of an
+// architecture, cfg the trainer's configuration.
+func gradientCheck(t *testing.T, path func(t *testing.T, arch string) string, cfg Config, lora float64, seed uint64) {
+	for products, noBLAS := range productModes(t) {
+		for _, arch := range []string{"llama", "qwen2", "qwen3"} {
+			t.Run(products+"/"+arch, func(t *testing.T) {
+				c := cfg
+				c.Threads, c.NoBLAS = 1, noBLAS
+				tr, err := New(path(t, arch), c)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer tr.Close()
+				if got := tr.MatrixProducts(); (got == "ggml") != noBLAS {
+					t.Fatalf("matrix products by %s with NoBLAS %v", got, noBLAS)
+				}
+				perturb(tr, lora, 1)
+				checkGradients(t, tr, testSequences(tr.h.Vocab, seed), 4e-2)
+			})
+		}
 	}
 }
 
 func TestGradientsLoRA(t *testing.T) {
-	for products, noBLAS := range productModes(t) {
-		for _, arch := range []string{"llama", "qwen2", "qwen3"} {
-			t.Run(products+"/"+arch, func(t *testing.T) {
-				path := makeModel(t, "micro", microConfig(5))
-				if arch != "llama" {
-					path = convertArch(t, path, arch)
-				}
-				tr, err := New(path, Config{Threads: 1, LoRA: LoRAConfig{Rank: 4, Alpha: 8}, NoBLAS: noBLAS})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tr.Close()
-				checkProducts(t, tr, noBLAS)
-				perturb(tr, 0.05, 1)
-				checkGradients(t, tr, testSequences(tr.h.Vocab, 3), 4e-2)
-			})
+	gradientCheck(t, func(t *testing.T, arch string) string {
+		path := makeModel(t, "micro", microConfig(5))
+		if arch != "llama" {
+			path = convertArch(t, path, arch)
 		}
-	}
+		return path
+	}, Config{LoRA: LoRAConfig{Rank: 4, Alpha: 8}}, 0.05, 3)
 }
 
 func TestGradientsFull(t *testing.T) {
-	for products, noBLAS := range productModes(t) {
-		for _, arch := range []string{"llama", "qwen2", "qwen3"} {
-			t.Run(products+"/"+arch, func(t *testing.T) {
-				cfg := microConfig(6)
-				cfg.SeparateOutput = arch == "llama"
-				path := makeModel(t, "micro-sep", cfg)
-				if arch != "llama" {
-					path = convertArch(t, makeModel(t, "micro", microConfig(5)), arch)
-				}
-				tr, err := New(path, Config{Threads: 1, Full: true, NoBLAS: noBLAS})
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tr.Close()
-				checkProducts(t, tr, noBLAS)
-				perturb(tr, 0, 1)
-				checkGradients(t, tr, testSequences(tr.h.Vocab, 4), 4e-2)
-			})
+	gradientCheck(t, func(t *testing.T, arch string) string {
+		if arch != "llama" {
+			return convertArch(t, makeModel(t, "micro", microConfig(5)), arch)
 		}
-	}
+		cfg := microConfig(6)
+		cfg.SeparateOutput = true
+		return makeModel(t, "micro-sep", cfg)
+	}, Config{Full: true}, 0, 4)
 }
