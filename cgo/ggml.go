@@ -8,6 +8,8 @@ import "C"
 
 import (
 	"fmt"
+	"math"
+	"slices"
 	"unsafe"
 )
 
@@ -369,6 +371,43 @@ func (x *GraphContext) Columns(a Tensor, n int64) Tensor {
 	}
 	x.reserve("view_2d")
 	return Tensor{C.ggml_view_2d(x.c, a.c, C.int64_t(n), C.int64_t(a.Ne(1)), C.size_t(a.Nb(1)), 0)}
+}
+
+// Slice is the view of a restricted to indices [from, from+n) of
+// dimension dim, with a's strides (so a view of a permuted tensor stays
+// permuted).
+func (x *GraphContext) Slice(a Tensor, dim int, from, n int64) Tensor {
+	if dim < 0 || dim > 3 || from < 0 || n <= 0 || from+n > a.Ne(dim) || (dim == 0 && a.Type().BlockSize() != 1) {
+		opPanic("view_4d", "indices [%d, %d) of dimension %d of %v", from, from+n, dim, a)
+	}
+	ne := a.Shape()
+	ne[dim] = n
+	x.reserve("view_4d")
+	return Tensor{C.ggml_view_4d(x.c, a.c, C.int64_t(ne[0]), C.int64_t(ne[1]), C.int64_t(ne[2]), C.int64_t(ne[3]),
+		C.size_t(a.Nb(1)), C.size_t(a.Nb(2)), C.size_t(a.Nb(3)), C.size_t(from*a.Nb(dim)))}
+}
+
+// Concat joins a and b along dimension dim; the other dimensions must be
+// equal.
+func (x *GraphContext) Concat(a, b Tensor, dim int) Tensor {
+	ok := dim >= 0 && dim <= 3 && a.Type() == b.Type() && a.Type() == TypeF32
+	for d := range 4 {
+		ok = ok && (d == dim || a.Ne(d) == b.Ne(d))
+	}
+	if !ok {
+		opPanic("concat", "%v and %v along dimension %d", a, b, dim)
+	}
+	x.reserve("concat")
+	return Tensor{C.ggml_concat(x.c, a.c, b.c, C.int(dim))}
+}
+
+// Pad appends zeros to a: p[d] after the end of dimension d.
+func (x *GraphContext) Pad(a Tensor, p [4]int64) Tensor {
+	if a.Type() != TypeF32 || !a.rowsContiguous() || p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0 || slices.Max(p[:]) > math.MaxInt32 {
+		opPanic("pad", "%v by %v", a, p)
+	}
+	x.reserve("pad")
+	return Tensor{C.ggml_pad(x.c, a.c, C.int(p[0]), C.int(p[1]), C.int(p[2]), C.int(p[3]))}
 }
 
 // Reshape views the contiguous tensor a with another shape of the same

@@ -161,3 +161,17 @@ func maxLenOf(seqs []Sequence) int {
 	}
 	return n
 }
+
+// blockMask is the attention mask of a block of queries against the keys
+// they can see: [B][blk.n queries][blk.keys() keys].
+func (p *packed) blockMask(blk queryBlock) []float32 {
+	keys := blk.keys()
+	out := make([]float32, 0, p.B*blk.n*keys)
+	for r := range p.B {
+		for q := blk.start; q < blk.start+blk.n; q++ {
+			row := (r*p.T + q) * p.T
+			out = append(out, p.mask[row:row+keys]...)
+		}
+	}
+	return out
+}

@@ -62,16 +62,30 @@ type BenchResult struct {
 // products (the output projection included), 2N for the gradient of the
 // activations, and in full mode 2N more for the gradient of the weights;
 // plus attention, whose products over a sequence of seqLen tokens cost
-// 4 seqLen qDim per layer forward and twice that backward (the whole
-// seqLen x seqLen square is computed, the causal mask hiding half).
+// 4 seqLen qDim per layer forward and twice that backward for the whole
+// seqLen x seqLen square, times the share of it computed (queryBlocks).
 func (t *Trainer) FLOPsPerToken(seqLen int) float64 {
 	n := float64(t.matmulParameters())
 	perN := 4.0
 	if t.cfg.Full {
 		perN = 6
 	}
-	attn := 12 * float64(t.h.Layers) * float64(seqLen) * float64(t.h.qDim())
+	attn := 12 * float64(t.h.Layers) * float64(seqLen) * float64(t.h.qDim()) * t.attentionShare(seqLen)
 	return perN*n + attn
+}
+
+// attentionShare is the share of the score square a training graph
+// computes for a row of seqLen slots.
+func (t *Trainer) attentionShare(seqLen int) float64 {
+	if t.cfg.F16KV {
+		return 1
+	}
+	T := (seqLen + slotRound - 1) / slotRound * slotRound
+	computed := 0
+	for _, b := range queryBlocks(T, t.net.attnBlock) {
+		computed += b.keys() * b.n
+	}
+	return float64(computed) / float64(T*T)
 }
 
 func (t *Trainer) matmulParameters() int64 {

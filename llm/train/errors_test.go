@@ -196,6 +196,7 @@ func TestGradientCheckpointing(t *testing.T) {
 			t.Fatal(err)
 		}
 		t.Cleanup(tr.Close)
+		tr.net.attnBlock = 32 // recomputing blocks of attention too
 		perturb(tr, 0.05, 9)
 		return tr
 	}

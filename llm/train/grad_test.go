@@ -1,6 +1,7 @@
 package train
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -166,20 +167,24 @@ func productModes(t *testing.T) map[string]bool {
 func gradientCheck(t *testing.T, path func(t *testing.T, arch string) string, cfg Config, lora float64, seed uint64) {
 	for products, noBLAS := range productModes(t) {
 		for _, arch := range []string{"llama", "qwen2", "qwen3"} {
-			t.Run(products+"/"+arch, func(t *testing.T) {
-				c := cfg
-				c.Threads, c.NoBLAS = 1, noBLAS
-				tr, err := New(path(t, arch), c)
-				if err != nil {
-					t.Fatal(err)
-				}
-				defer tr.Close()
-				if got := tr.MatrixProducts(); (got == "ggml") != noBLAS {
-					t.Fatalf("matrix products by %s with NoBLAS %v", got, noBLAS)
-				}
-				perturb(tr, lora, 1)
-				checkGradients(t, tr, testSequences(tr.h.Vocab, seed), 4e-2)
-			})
+			// Attention as one square, and in blocks of 16 queries.
+			for _, block := range []int{0, 16} {
+				t.Run(fmt.Sprintf("%s/%s/block%d", products, arch, block), func(t *testing.T) {
+					c := cfg
+					c.Threads, c.NoBLAS = 1, noBLAS
+					tr, err := New(path(t, arch), c)
+					if err != nil {
+						t.Fatal(err)
+					}
+					defer tr.Close()
+					tr.net.attnBlock = block
+					if got := tr.MatrixProducts(); (got == "ggml") != noBLAS {
+						t.Fatalf("matrix products by %s with NoBLAS %v", got, noBLAS)
+					}
+					perturb(tr, lora, 1)
+					checkGradients(t, tr, testSequences(tr.h.Vocab, seed), 4e-2)
+				})
+			}
 		}
 	}
 }

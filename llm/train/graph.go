@@ -37,8 +37,12 @@ type graph struct {
 	all, fwd, bwd *cgo.Graph
 
 	tokens, pos, mask, outIdx cgo.Tensor // inputs
-	targets                   cgo.Tensor // input: the token each logit row predicts, [1, M]
-	drops                     []cgo.Tensor
+	// Causal attention in blocks of queries (see queryBlocks): the blocks
+	// and the mask of each, in place of mask.
+	blocks     []queryBlock
+	blockMasks []cgo.Tensor
+	targets    cgo.Tensor // input: the token each logit row predicts, [1, M]
+	drops      []cgo.Tensor
 	// Outputs, one per logit row: the target's logit, the largest logit
 	// and its probability, from which log p(target) = zTarget - zMax +
 	// log pMax, exact even when p(target) underflows.
@@ -82,16 +86,26 @@ type graphMode struct {
 }
 
 // tensorsPerLayer bounds the tensors one layer's forward and backward
-// create, with room to spare.
-const tensorsPerLayer = 320
+// create, with room to spare, plus tensorsPerBlock for each query block
+// of causal attention.
+const (
+	tensorsPerLayer = 320
+	tensorsPerBlock = 32
+)
 
 // buildGraph builds the graph of a micro-batch of B rows of T slots with M
 // logit rows. Shape errors in the graph, which ggml would abort on, come
 // back as errors.
 func buildGraph(n *network, T, B, M int, mode graphMode) (g *graph, err error) {
-	perLayer := tensorsPerLayer
+	var blocks []queryBlock
+	if mode.train && !n.f16KV {
+		if blocks = queryBlocks(T, n.attnBlock); len(blocks) == 1 {
+			blocks = nil
+		}
+	}
+	perLayer := tensorsPerLayer + tensorsPerBlock*len(blocks)
 	if mode.checkpoint {
-		perLayer += tensorsPerLayer / 2 // the forward again
+		perLayer += perLayer / 2 // the forward again
 	}
 	capacity := perLayer*(n.h.Layers+2) + 64
 	size := capacity + n.leaves + 64
@@ -103,7 +117,7 @@ func buildGraph(n *network, T, B, M int, mode graphMode) (g *graph, err error) {
 	if err != nil {
 		return nil, err
 	}
-	g = &graph{ctx: ctx, grads: map[*param]cgo.Tensor{}}
+	g = &graph{ctx: ctx, grads: map[*param]cgo.Tensor{}, blocks: blocks}
 	defer func() {
 		if r := recover(); r != nil {
 			opErr, ok := r.(*cgo.OpError)
@@ -131,7 +145,12 @@ func (b *builder) build(size int) {
 	g := b.g
 	g.tokens = b.input("tokens", cgo.TypeI32, int64(b.N))
 	g.pos = b.input("positions", cgo.TypeI32, int64(b.N))
-	g.mask = b.input("attention_mask", cgo.TypeF32, int64(b.T), int64(b.T), 1, int64(b.B))
+	for _, blk := range g.blocks {
+		g.blockMasks = append(g.blockMasks, b.input("attention_mask", cgo.TypeF32, int64(blk.keys()), int64(blk.n), 1, int64(b.B)))
+	}
+	if g.blocks == nil {
+		g.mask = b.input("attention_mask", cgo.TypeF32, int64(b.T), int64(b.T), 1, int64(b.B))
+	}
 	g.outIdx = b.input("output_slots", cgo.TypeI32, int64(b.M))
 
 	cur := x.GetRows(n.embd.w, g.tokens)
@@ -389,8 +408,9 @@ type layerAct struct {
 	q, k, v, o          linAct
 	qPre, kPre          cgo.Tensor // qwen3: heads before their norm
 	qNormed, kNormed    cgo.Tensor
-	Q, K, Vp, P         cgo.Tensor // attention operands [head, T, heads, B] and probabilities
-	mid, midNormed, h2  cgo.Tensor // feed-forward input
+	Q, K, Vp, P         cgo.Tensor   // attention operands [head, T, heads, B] and probabilities
+	blockP              []cgo.Tensor // the probabilities of each query block, in place of P
+	mid, midNormed, h2  cgo.Tensor   // feed-forward input
 	gate, up, down      linAct
 	gateOut, upOut, act cgo.Tensor // act = silu(gate)
 	drops               [dropSites]cgo.Tensor
@@ -474,6 +494,8 @@ func (b *builder) layerForward(l *block, in cgo.Tensor, drops [dropSites]cgo.Ten
 		kq = x.MulMat(x.Cast(a.K, cgo.TypeF16), a.Q)
 		a.P = x.SoftMaxExt(kq, b.g.mask, h.KQScale)
 		kqv = x.MulMat(x.Cast(x.Permute(v4, 1, 2, 0, 3), cgo.TypeF16), a.P)
+	} else if b.g.blocks != nil {
+		kqv = b.blockAttention(a, v4)
 	} else {
 		kq = b.mulMat(a.K, a.Q)
 		a.P = x.SoftMaxExt(kq, b.g.mask, h.KQScale)
@@ -492,6 +514,82 @@ func (b *builder) layerForward(l *block, in cgo.Tensor, drops [dropSites]cgo.Ten
 	d, dAct := b.linForward(l.down, x.Mul(a.act, a.upOut), a.drops[dropFFNMid])
 	a.down = dAct
 	return x.Add(d, a.mid), a
+}
+
+// queryBlock is a block of n queries from slot start of each row; causal
+// attention lets them see the keys up to the block's end only.
+type queryBlock struct{ start, n int }
+
+func (q queryBlock) keys() int { return q.start + q.n }
+
+// queryBlocks cuts rows of T slots into blocks of size queries (rounded up
+// to a multiple of 16), or returns one block when that saves nothing. Queries
+// never attend to later slots, so block j computes its scores against the
+// first keys() keys only: with k blocks, (k+1)/2k of the T x T square
+// instead of all of it, in as much less time and memory.
+func queryBlocks(T, size int) []queryBlock {
+	if size <= 0 || T <= size {
+		return []queryBlock{{0, T}}
+	}
+	size = (size + slotRound - 1) / slotRound * slotRound
+	var blocks []queryBlock
+	for start := 0; start < T; start += size {
+		blocks = append(blocks, queryBlock{start, min(size, T-start)})
+	}
+	return blocks
+}
+
+// blockAttention is softmax(K^T Q * scale + mask) V block by block of
+// queries, each block against the keys it can see; v4 is V [head, heads,
+// T, B]. It returns the result [head, T, heads, B] and keeps each block's
+// probabilities for the backward pass.
+func (b *builder) blockAttention(a *layerAct, v4 cgo.Tensor) cgo.Tensor {
+	x := b.x
+	vt := x.Cont(x.Permute(v4, 1, 2, 0, 3)) // [T, head, heads, B]
+	var out cgo.Tensor
+	for i, blk := range b.g.blocks {
+		scores := b.mulMat(x.Slice(a.K, 1, 0, int64(blk.keys())), x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)))
+		p := x.SoftMaxExt(scores, b.g.blockMasks[i], b.n.h.KQScale)
+		a.blockP = append(a.blockP, p)
+		o := b.mulMat(x.Slice(vt, 0, 0, int64(blk.keys())), p)
+		if out.Valid() {
+			o = x.Concat(out, o, 1)
+		}
+		out = o
+	}
+	return out
+}
+
+// blockAttentionBack is the backward pass of blockAttention given dO, the
+// gradient of its result: the gradients of Q, K and V [head, T, heads, B]
+// (K's and V's per query head, before groupSum).
+func (b *builder) blockAttentionBack(a *layerAct, dO cgo.Tensor) (dQ, dK, dV cgo.Tensor) {
+	x := b.x
+	T := int64(b.T)
+	sum := func(acc, t cgo.Tensor, keys int64) cgo.Tensor {
+		if keys < T {
+			t = x.Pad(t, [4]int64{0, T - keys, 0, 0})
+		}
+		if acc.Valid() {
+			t = x.Add(acc, t)
+		}
+		return t
+	}
+	for i, blk := range b.g.blocks {
+		keys := int64(blk.keys())
+		p := a.blockP[i]
+		dOi := x.Slice(dO, 1, int64(blk.start), int64(blk.n))
+		dP := b.mulMat(x.Slice(a.Vp, 1, 0, keys), dOi)
+		dV = sum(dV, b.outProd(dOi, p), keys)
+		dS := x.SoftMaxExtBack(dP, p, b.n.h.KQScale)
+		dQi := b.mulMatT(x.Slice(a.K, 1, 0, keys), dS)
+		if dQ.Valid() {
+			dQi = x.Concat(dQ, dQi, 1)
+		}
+		dQ = dQi
+		dK = sum(dK, b.outProd(x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)), dS), keys)
+	}
+	return dQ, dK, dV
 }
 
 // groupSum sums the gradients of the query heads that share a key/value
@@ -524,11 +622,17 @@ func (b *builder) layerBackward(l *block, a *layerAct, dOut cgo.Tensor) cgo.Tens
 	// Attention: mid = in + o(softmax(K^T Q * scale + mask) V).
 	dMerged := b.linBackward(l.o, a.o, dMid, a.drops[dropAttnOut])
 	dKQV := x.Cont(x.Permute(x.Reshape(dMerged, hd, H, T, B), 0, 2, 1, 3))
-	dP := b.mulMat(a.Vp, dKQV)
-	dV := b.groupSum(b.outProd(dKQV, a.P))
-	dS := x.SoftMaxExtBack(dP, a.P, h.KQScale)
-	dQ := b.mulMatT(a.K, dS)
-	dK := b.groupSum(b.outProd(a.Q, dS))
+	var dQ, dK, dV cgo.Tensor
+	if a.blockP != nil {
+		dQ, dK, dV = b.blockAttentionBack(a, dKQV)
+	} else {
+		dP := b.mulMat(a.Vp, dKQV)
+		dV = b.outProd(dKQV, a.P)
+		dS := x.SoftMaxExtBack(dP, a.P, h.KQScale)
+		dQ = b.mulMatT(a.K, dS)
+		dK = b.outProd(a.Q, dS)
+	}
+	dV, dK = b.groupSum(dV), b.groupSum(dK)
 
 	r := b.rope()
 	dq3 := x.RopeExtBack(x.Reshape(x.Cont(x.Permute(dQ, 0, 2, 1, 3)), hd, H, N), b.g.pos, r)

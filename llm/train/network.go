@@ -142,21 +142,29 @@ type block struct {
 // network is a model on a ggml backend: the frozen weights (in their
 // stored types) or, in full mode, F32 parameters, and the LoRA parameters.
 type network struct {
-	h       hparams
-	full    bool
-	f16KV   bool // round attention keys and values to F16 (Config.F16KV)
-	blas    bool // train with the CBLAS library's products (cgo.BLAS)
-	backend *cgo.Backend
-	ctx     *cgo.GraphContext // metadata of the weights and parameters
-	buf     *cgo.Buffer
-	embd    *linear // token_embd.weight; its rows are the token embeddings
-	outNorm *vec
-	output  *linear // the logits; W is token_embd.weight when tied
-	freqs   cgo.Tensor
-	layers  []block
-	params  []*param // trainable, in a stable order
-	leaves  int      // weight and parameter tensors
+	h     hparams
+	full  bool
+	f16KV bool // round attention keys and values to F16 (Config.F16KV)
+	blas  bool // train with the CBLAS library's products (cgo.BLAS)
+	// attnBlock is the number of queries per block of causal attention in
+	// training graphs (queryBlocks); 0 computes the whole square.
+	attnBlock int
+	backend   *cgo.Backend
+	ctx       *cgo.GraphContext // metadata of the weights and parameters
+	buf       *cgo.Buffer
+	embd      *linear // token_embd.weight; its rows are the token embeddings
+	outNorm   *vec
+	output    *linear // the logits; W is token_embd.weight when tied
+	freqs     cgo.Tensor
+	layers    []block
+	params    []*param // trainable, in a stable order
+	leaves    int      // weight and parameter tensors
 }
+
+// attentionBlock is the queries per block of causal attention: rows of
+// up to 2 blocks compute 3/4 of the score square, of 4 blocks 5/8. Smaller
+// blocks skip more but make smaller, less efficient products.
+const attentionBlock = 128
 
 // loraTargets maps the names of LoRA targets to the base tensors.
 var loraTargets = map[string]string{
@@ -171,7 +179,7 @@ var DefaultTargets = []string{"q", "k", "v", "o", "gate", "up", "down"}
 // trainable parameters: every weight in full mode, else a LoRA pair for
 // each target matrix.
 func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Backend, cfg Config, blas bool) (*network, error) {
-	n := &network{h: h, full: cfg.Full, f16KV: cfg.F16KV, blas: blas, backend: backend}
+	n := &network{h: h, full: cfg.Full, f16KV: cfg.F16KV, blas: blas, backend: backend, attnBlock: attentionBlock}
 	targets := map[string]bool{}
 	if !cfg.Full {
 		for _, t := range cfg.LoRA.Targets {

@@ -395,3 +395,35 @@ func TestLoRAOnQuantizedBases(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockAttentionEqualsTheSquare checks that causal attention computed
+// block by block of queries, each against the keys it can see, gives the
+// loss and gradients of the whole score square, with packed rows of
+// several sequences and rows of different lengths.
+func TestBlockAttentionEqualsTheSquare(t *testing.T) {
+	seqs := append(testSequences(300, 21), fixedText(300, false)...)
+	for _, full := range []bool{false, true} {
+		square := newMicro(t, Config{Full: full, RowTokens: 96})
+		perturb(square, 0.05, 5)
+		square.net.attnBlock = 0
+		rs, gs := gradients(t, square, seqs, CrossEntropy{})
+
+		blocks := newMicro(t, Config{Full: full, RowTokens: 96})
+		perturb(blocks, 0.05, 5)
+		blocks.net.attnBlock = 32
+		p, err := pack(seqs, 96, 128, 300)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if n := len(queryBlocks(p.T, 32)); n < 3 {
+			t.Fatalf("rows of %d slots make %d blocks: the test would not cut attention", p.T, n)
+		}
+		rb, gb := gradients(t, blocks, seqs, CrossEntropy{})
+		if d := math.Abs(rs.Loss - rb.Loss); d > 1e-5 {
+			t.Errorf("full %v: loss %g in blocks, %g as a square", full, rb.Loss, rs.Loss)
+		}
+		if d := maxGradDiff(gs, gb); d > 1e-5 {
+			t.Errorf("full %v: gradients in blocks differ from the square's by %g", full, d)
+		}
+	}
+}

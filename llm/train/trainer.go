@@ -391,7 +391,13 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 	t.peak = max(t.peak, t.alloc.Size())
 	g.tokens.SetInt32(p.tokens, 0)
 	g.pos.SetInt32(p.pos, 0)
-	g.mask.SetFloat32(p.mask, 0)
+	if g.blocks == nil {
+		g.mask.SetFloat32(p.mask, 0)
+	} else {
+		for i, blk := range g.blocks {
+			g.blockMasks[i].SetFloat32(p.blockMask(blk), 0)
+		}
+	}
 	g.outIdx.SetInt32(p.out, 0)
 	if dropout {
 		t.fillDropout(g.drops)
