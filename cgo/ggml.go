@@ -401,6 +401,36 @@ func (x *GraphContext) Concat(a, b Tensor, dim int) Tensor {
 	return Tensor{C.ggml_concat(x.c, a.c, b.c, C.int(dim))}
 }
 
+// WriteSlice writes b into a in place, at indices from.. of dimension dim
+// (b's size there; the other dimensions equal), and returns a: later
+// operations that read the result see every write before them. a must be
+// a contiguous F32 tensor, b have unit-stride rows.
+func (x *GraphContext) WriteSlice(a, b Tensor, dim int, from int64) Tensor {
+	return x.intoSlice("set", a, b, dim, from, func(a, b *C.struct_ggml_tensor, off C.size_t) *C.struct_ggml_tensor {
+		return C.ggml_set_inplace(x.c, a, b, C.size_t(a.nb[1]), C.size_t(a.nb[2]), C.size_t(a.nb[3]), off)
+	})
+}
+
+// AddSlice adds b into a in place, like WriteSlice.
+func (x *GraphContext) AddSlice(a, b Tensor, dim int, from int64) Tensor {
+	return x.intoSlice("acc", a, b, dim, from, func(a, b *C.struct_ggml_tensor, off C.size_t) *C.struct_ggml_tensor {
+		return C.ggml_acc_inplace(x.c, a, b, C.size_t(a.nb[1]), C.size_t(a.nb[2]), C.size_t(a.nb[3]), off)
+	})
+}
+
+func (x *GraphContext) intoSlice(op string, a, b Tensor, dim int, from int64, apply func(a, b *C.struct_ggml_tensor, off C.size_t) *C.struct_ggml_tensor) Tensor {
+	ok := dim >= 0 && dim <= 3 && from >= 0 && a.Type() == TypeF32 && b.Type() == TypeF32 && a.Contiguous() && b.rowsContiguous() &&
+		from*a.Nb(dim) < 1<<30
+	for d := range 4 {
+		ok = ok && ((d == dim && from+b.Ne(d) <= a.Ne(d)) || (d != dim && a.Ne(d) == b.Ne(d)))
+	}
+	if !ok {
+		opPanic(op, "%v into %v from index %d of dimension %d", b, a, from, dim)
+	}
+	x.reserve(op)
+	return Tensor{apply(a.c, b.c, C.size_t(from*a.Nb(dim)))}
+}
+
 // Pad appends zeros to a: p[d] after the end of dimension d.
 func (x *GraphContext) Pad(a Tensor, p [4]int64) Tensor {
 	if a.Type() != TypeF32 || !a.rowsContiguous() || p[0] < 0 || p[1] < 0 || p[2] < 0 || p[3] < 0 || slices.Max(p[:]) > math.MaxInt32 {

@@ -544,50 +544,41 @@ func queryBlocks(T, size int) []queryBlock {
 // T, B]. It returns the result [head, T, heads, B] and keeps each block's
 // probabilities for the backward pass.
 func (b *builder) blockAttention(a *layerAct, v4 cgo.Tensor) cgo.Tensor {
-	x := b.x
+	x, h := b.x, b.n.h
 	vt := x.Cont(x.Permute(v4, 1, 2, 0, 3)) // [T, head, heads, B]
-	var out cgo.Tensor
+	out := x.NewTensor(cgo.TypeF32, int64(h.HeadDim), int64(b.T), int64(h.Heads), int64(b.B))
 	for i, blk := range b.g.blocks {
 		scores := b.mulMat(x.Slice(a.K, 1, 0, int64(blk.keys())), x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)))
-		p := x.SoftMaxExt(scores, b.g.blockMasks[i], b.n.h.KQScale)
+		p := x.SoftMaxExt(scores, b.g.blockMasks[i], h.KQScale)
 		a.blockP = append(a.blockP, p)
-		o := b.mulMat(x.Slice(vt, 0, 0, int64(blk.keys())), p)
-		if out.Valid() {
-			o = x.Concat(out, o, 1)
-		}
-		out = o
+		out = x.WriteSlice(out, b.mulMat(x.Slice(vt, 0, 0, int64(blk.keys())), p), 1, int64(blk.start))
 	}
 	return out
 }
 
 // blockAttentionBack is the backward pass of blockAttention given dO, the
 // gradient of its result: the gradients of Q, K and V [head, T, heads, B]
-// (K's and V's per query head, before groupSum).
+// (K's and V's per query head, before groupSum). The last block sees every
+// key; the others' key and value gradients are added into its.
 func (b *builder) blockAttentionBack(a *layerAct, dO cgo.Tensor) (dQ, dK, dV cgo.Tensor) {
-	x := b.x
-	T := int64(b.T)
-	sum := func(acc, t cgo.Tensor, keys int64) cgo.Tensor {
-		if keys < T {
-			t = x.Pad(t, [4]int64{0, T - keys, 0, 0})
-		}
-		if acc.Valid() {
-			t = x.Add(acc, t)
-		}
-		return t
-	}
+	x, h := b.x, b.n.h
+	dQ = x.NewTensor(cgo.TypeF32, int64(h.HeadDim), int64(b.T), int64(h.Heads), int64(b.B))
+	var dKs, dVs []cgo.Tensor
 	for i, blk := range b.g.blocks {
 		keys := int64(blk.keys())
 		p := a.blockP[i]
 		dOi := x.Slice(dO, 1, int64(blk.start), int64(blk.n))
 		dP := b.mulMat(x.Slice(a.Vp, 1, 0, keys), dOi)
-		dV = sum(dV, b.outProd(dOi, p), keys)
-		dS := x.SoftMaxExtBack(dP, p, b.n.h.KQScale)
-		dQi := b.mulMatT(x.Slice(a.K, 1, 0, keys), dS)
-		if dQ.Valid() {
-			dQi = x.Concat(dQ, dQi, 1)
-		}
-		dQ = dQi
-		dK = sum(dK, b.outProd(x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)), dS), keys)
+		dVs = append(dVs, b.outProd(dOi, p))
+		dS := x.SoftMaxExtBack(dP, p, h.KQScale)
+		dQ = x.WriteSlice(dQ, b.mulMatT(x.Slice(a.K, 1, 0, keys), dS), 1, int64(blk.start))
+		dKs = append(dKs, b.outProd(x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)), dS))
+	}
+	last := len(b.g.blocks) - 1
+	dK, dV = dKs[last], dVs[last]
+	for i := range last {
+		dK = x.AddSlice(dK, dKs[i], 1, 0)
+		dV = x.AddSlice(dV, dVs[i], 1, 0)
 	}
 	return dQ, dK, dV
 }
