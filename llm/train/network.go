@@ -179,7 +179,12 @@ var DefaultTargets = []string{"q", "k", "v", "o", "gate", "up", "down"}
 // trainable parameters: every weight in full mode, else a LoRA pair for
 // each target matrix.
 func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Backend, cfg Config, blas bool) (*network, error) {
-	n := &network{h: h, full: cfg.Full, f16KV: cfg.F16KV, blas: blas, backend: backend, attnBlock: attentionBlock}
+	n := &network{h: h, full: cfg.Full, f16KV: cfg.F16KV, blas: blas, backend: backend}
+	if backend.CPU() {
+		// Measured and tested on the CPU; GPU backends compute the square
+		// (Metal lacks the in-place writes the blocks use).
+		n.attnBlock = attentionBlock
+	}
 	targets := map[string]bool{}
 	if !cfg.Full {
 		for _, t := range cfg.LoRA.Targets {
