@@ -408,7 +408,7 @@ func TestBlockAttentionEqualsTheSquare(t *testing.T) {
 		square.net.attnBlock = 0
 		rs, gs := gradients(t, square, seqs, CrossEntropy{})
 
-		blocks := newMicro(t, Config{Full: full, RowTokens: 96})
+		blocks := newMicro(t, Config{Full: full, RowTokens: 96, Threads: 2}) // threads splitting the blocks too
 		perturb(blocks, 0.05, 5)
 		blocks.net.attnBlock = 32
 		p, err := pack(seqs, 96, 128, 300)
