@@ -374,10 +374,11 @@ func (x *GraphContext) Columns(a Tensor, n int64) Tensor {
 }
 
 // Slice is the view of a restricted to indices [from, from+n) of
-// dimension dim, with a's strides (so a view of a permuted tensor stays
-// permuted).
+// dimension dim, with a's strides of dimensions 1 to 3 (so a slice of a
+// permuted view keeps its layout). a's rows must have unit stride, which
+// ggml's views assume.
 func (x *GraphContext) Slice(a Tensor, dim int, from, n int64) Tensor {
-	if dim < 0 || dim > 3 || from < 0 || n <= 0 || from+n > a.Ne(dim) || (dim == 0 && a.Type().BlockSize() != 1) {
+	if dim < 0 || dim > 3 || from < 0 || n <= 0 || from+n > a.Ne(dim) || !a.rowsContiguous() || (dim == 0 && a.Type().BlockSize() != 1) {
 		opPanic("view_4d", "indices [%d, %d) of dimension %d of %v", from, from+n, dim, a)
 	}
 	ne := a.Shape()
@@ -385,20 +386,6 @@ func (x *GraphContext) Slice(a Tensor, dim int, from, n int64) Tensor {
 	x.reserve("view_4d")
 	return Tensor{C.ggml_view_4d(x.c, a.c, C.int64_t(ne[0]), C.int64_t(ne[1]), C.int64_t(ne[2]), C.int64_t(ne[3]),
 		C.size_t(a.Nb(1)), C.size_t(a.Nb(2)), C.size_t(a.Nb(3)), C.size_t(from*a.Nb(dim)))}
-}
-
-// Concat joins a and b along dimension dim; the other dimensions must be
-// equal.
-func (x *GraphContext) Concat(a, b Tensor, dim int) Tensor {
-	ok := dim >= 0 && dim <= 3 && a.Type() == b.Type() && a.Type() == TypeF32
-	for d := range 4 {
-		ok = ok && (d == dim || a.Ne(d) == b.Ne(d))
-	}
-	if !ok {
-		opPanic("concat", "%v and %v along dimension %d", a, b, dim)
-	}
-	x.reserve("concat")
-	return Tensor{C.ggml_concat(x.c, a.c, b.c, C.int(dim))}
 }
 
 // WriteSlice writes b into a in place, at indices from.. of dimension dim
@@ -419,8 +406,10 @@ func (x *GraphContext) AddSlice(a, b Tensor, dim int, from int64) Tensor {
 }
 
 func (x *GraphContext) intoSlice(op string, a, b Tensor, dim int, from int64, apply func(a, b *C.struct_ggml_tensor, off C.size_t) *C.struct_ggml_tensor) Tensor {
+	// ggml keeps the strides and the offset of these operations in 32-bit
+	// integers (and asserts the offset is under 2^30).
 	ok := dim >= 0 && dim <= 3 && from >= 0 && a.Type() == TypeF32 && b.Type() == TypeF32 && a.Contiguous() && b.rowsContiguous() &&
-		from*a.Nb(dim) < 1<<30
+		from*a.Nb(dim) < 1<<30 && a.Nb(3) <= math.MaxInt32
 	for d := range 4 {
 		ok = ok && ((d == dim && from+b.Ne(d) <= a.Ne(d)) || (d != dim && a.Ne(d) == b.Ne(d)))
 	}

@@ -525,8 +525,8 @@ func (q queryBlock) keys() int { return q.start + q.n }
 // queryBlocks cuts rows of T slots into blocks of size queries (rounded up
 // to a multiple of 16), or returns one block when that saves nothing. Queries
 // never attend to later slots, so block j computes its scores against the
-// first keys() keys only: with k blocks, (k+1)/2k of the T x T square
-// instead of all of it, in as much less time and memory.
+// first keys() keys only: with k equal blocks, (k+1)/2k of the T x T square
+// of scores and probabilities instead of all of it.
 func queryBlocks(T, size int) []queryBlock {
 	if size <= 0 || T <= size {
 		return []queryBlock{{0, T}}
@@ -546,14 +546,25 @@ func queryBlocks(T, size int) []queryBlock {
 func (b *builder) blockAttention(a *layerAct, v4 cgo.Tensor) cgo.Tensor {
 	x, h := b.x, b.n.h
 	vt := x.Cont(x.Permute(v4, 1, 2, 0, 3)) // [T, head, heads, B]
-	out := x.NewTensor(cgo.TypeF32, int64(h.HeadDim), int64(b.T), int64(h.Heads), int64(b.B))
+	var out cgo.Tensor
 	for i, blk := range b.g.blocks {
 		scores := b.mulMat(x.Slice(a.K, 1, 0, int64(blk.keys())), x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)))
 		p := x.SoftMaxExt(scores, b.g.blockMasks[i], h.KQScale)
 		a.blockP = append(a.blockP, p)
-		out = x.WriteSlice(out, b.mulMat(x.Slice(vt, 0, 0, int64(blk.keys())), p), 1, int64(blk.start))
+		out = b.writeBlock(out, b.mulMat(x.Slice(vt, 0, 0, int64(blk.keys())), p), blk)
 	}
 	return out
+}
+
+// writeBlock places block blk's rows r [head, n, heads, B] into out [head,
+// T, heads, B], in place; the first block makes out, by padding its rows
+// to T, so that out is an ordinary graph node that ggml's allocator
+// places when it is first computed, not a buffer held for the whole graph.
+func (b *builder) writeBlock(out, r cgo.Tensor, blk queryBlock) cgo.Tensor {
+	if !out.Valid() {
+		return b.x.Pad(r, [4]int64{0, int64(b.T - blk.n), 0, 0})
+	}
+	return b.x.WriteSlice(out, r, 1, int64(blk.start))
 }
 
 // blockAttentionBack is the backward pass of blockAttention given dO, the
@@ -562,7 +573,6 @@ func (b *builder) blockAttention(a *layerAct, v4 cgo.Tensor) cgo.Tensor {
 // key; the others' key and value gradients are added into its.
 func (b *builder) blockAttentionBack(a *layerAct, dO cgo.Tensor) (dQ, dK, dV cgo.Tensor) {
 	x, h := b.x, b.n.h
-	dQ = x.NewTensor(cgo.TypeF32, int64(h.HeadDim), int64(b.T), int64(h.Heads), int64(b.B))
 	var dKs, dVs []cgo.Tensor
 	for i, blk := range b.g.blocks {
 		keys := int64(blk.keys())
@@ -571,7 +581,7 @@ func (b *builder) blockAttentionBack(a *layerAct, dO cgo.Tensor) (dQ, dK, dV cgo
 		dP := b.mulMat(x.Slice(a.Vp, 1, 0, keys), dOi)
 		dVs = append(dVs, b.outProd(dOi, p))
 		dS := x.SoftMaxExtBack(dP, p, h.KQScale)
-		dQ = x.WriteSlice(dQ, b.mulMatT(x.Slice(a.K, 1, 0, keys), dS), 1, int64(blk.start))
+		dQ = b.writeBlock(dQ, b.mulMatT(x.Slice(a.K, 1, 0, keys), dS), blk)
 		dKs = append(dKs, b.outProd(x.Slice(a.Q, 1, int64(blk.start), int64(blk.n)), dS))
 	}
 	last := len(b.g.blocks) - 1

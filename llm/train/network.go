@@ -162,8 +162,9 @@ type network struct {
 }
 
 // attentionBlock is the queries per block of causal attention: rows of
-// up to 2 blocks compute 3/4 of the score square, of 4 blocks 5/8. Smaller
-// blocks skip more but make smaller, less efficient products.
+// 256 slots compute 3/4 of the score square, of 512 slots 5/8 (a last,
+// shorter block saves less). Smaller blocks skip more but make smaller,
+// less efficient products.
 const attentionBlock = 128
 
 // loraTargets maps the names of LoRA targets to the base tensors.
