@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"slices"
 
 	"github.com/agentrl/agentrl/llm/gguf"
 )
@@ -114,7 +115,7 @@ func (t *Trainer) LoadCheckpoint(path string, extra any) error {
 	if st.Full != t.cfg.Full {
 		return fail("full-parameter mode %v, the trainer's is %v", st.Full, t.cfg.Full)
 	}
-	if !st.Full && (st.LoRA.Rank != t.cfg.LoRA.Rank || st.LoRA.Alpha != t.cfg.LoRA.Alpha || !sameStrings(st.LoRA.Targets, t.cfg.LoRA.Targets)) {
+	if !st.Full && (st.LoRA.Rank != t.cfg.LoRA.Rank || st.LoRA.Alpha != t.cfg.LoRA.Alpha || !slices.Equal(st.LoRA.Targets, t.cfg.LoRA.Targets)) {
 		return fail("LoRA rank %d, alpha %g on %v; the trainer has rank %d, alpha %g on %v",
 			st.LoRA.Rank, st.LoRA.Alpha, st.LoRA.Targets, t.cfg.LoRA.Rank, t.cfg.LoRA.Alpha, t.cfg.LoRA.Targets)
 	}
@@ -155,16 +156,4 @@ func (t *Trainer) LoadCheckpoint(path string, extra any) error {
 	t.pcg = pcg
 	t.rng = rand.New(pcg)
 	return nil
-}
-
-func sameStrings(a, b []string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/agentrl/agentrl/cgo"
@@ -276,7 +277,7 @@ func checkTensors(f *gguf.File, h hparams, specs []tensorSpec) error {
 			}
 			return fmt.Errorf("tensor %s is missing", s.name)
 		}
-		if !sameShape(t.Shape, s.shape) {
+		if !slices.Equal(t.Shape, s.shape) {
 			return fmt.Errorf("tensor %s has shape %v, want %v", s.name, t.Shape, s.shape)
 		}
 		if !weightTypes[t.Type] {
@@ -289,18 +290,6 @@ func checkTensors(f *gguf.File, h hparams, specs []tensorSpec) error {
 		}
 	}
 	return nil
-}
-
-func sameShape(a, b []int64) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for i := range a {
-		if a[i] != b[i] {
-			return false
-		}
-	}
-	return true
 }
 
 // openModel opens and checks a GGUF model for training.

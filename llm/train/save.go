@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
+	"slices"
 
 	"github.com/agentrl/agentrl/llm/gguf"
 )
@@ -110,7 +111,7 @@ func readParams(f *gguf.File, params []*param, suffix string) ([][]float32, erro
 		if !ok {
 			return nil, fmt.Errorf("tensor %s is missing", name)
 		}
-		if info.Type != gguf.TensorF32 || !sameShape(info.Shape, p.fileShape()) {
+		if info.Type != gguf.TensorF32 || !slices.Equal(info.Shape, p.fileShape()) {
 			return nil, fmt.Errorf("tensor %s is %s %v, want f32 %v", name, info.Type, info.Shape, p.fileShape())
 		}
 		v, err := f.TensorFloat32(name)
