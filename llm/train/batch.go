@@ -49,6 +49,9 @@ type packed struct {
 // shapes.
 const slotRound = 16
 
+// roundSlots rounds n up to a multiple of slotRound.
+func roundSlots(n int) int { return (n + slotRound - 1) / slotRound * slotRound }
+
 // pack places the sequences in rows of up to rowLen slots (first fit, the
 // longest first) and lists the logit rows: the tokens with a non-zero
 // weight.
@@ -105,7 +108,7 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 			fill = append(fill, n)
 		}
 	}
-	T := (slices.Max(fill) + slotRound - 1) / slotRound * slotRound
+	T := roundSlots(slices.Max(fill))
 	B := len(rows)
 	p := &packed{T: T, B: B, tokens: make([]int32, T*B), pos: make([]int32, T*B), mask: make([]float32, T*T*B)}
 	seg := make([]int32, T*B)

@@ -77,12 +77,13 @@ func (t *Trainer) FLOPsPerToken(seqLen int) float64 {
 // attentionShare is the share of the score square a training graph
 // computes for a row of seqLen slots.
 func (t *Trainer) attentionShare(seqLen int) float64 {
-	if t.cfg.F16KV {
+	T := roundSlots(seqLen)
+	blocks := t.net.trainingBlocks(T)
+	if blocks == nil {
 		return 1
 	}
-	T := (seqLen + slotRound - 1) / slotRound * slotRound
 	computed := 0
-	for _, b := range queryBlocks(T, t.net.attnBlock) {
+	for _, b := range blocks {
 		computed += b.keys() * b.n
 	}
 	return float64(computed) / float64(T*T)

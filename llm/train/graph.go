@@ -98,10 +98,8 @@ const (
 // back as errors.
 func buildGraph(n *network, T, B, M int, mode graphMode) (g *graph, err error) {
 	var blocks []queryBlock
-	if mode.train && !n.f16KV {
-		if blocks = queryBlocks(T, n.attnBlock); len(blocks) == 1 {
-			blocks = nil
-		}
+	if mode.train {
+		blocks = n.trainingBlocks(T)
 	}
 	perLayer := tensorsPerLayer + tensorsPerBlock*len(blocks)
 	if mode.checkpoint {
@@ -531,12 +529,26 @@ func queryBlocks(T, size int) []queryBlock {
 	if size <= 0 || T <= size {
 		return []queryBlock{{0, T}}
 	}
-	size = (size + slotRound - 1) / slotRound * slotRound
+	size = roundSlots(size)
 	var blocks []queryBlock
 	for start := 0; start < T; start += size {
 		blocks = append(blocks, queryBlock{start, min(size, T-start)})
 	}
 	return blocks
+}
+
+// trainingBlocks are the query blocks of training graphs with rows of T
+// slots, or nil where they compute attention as one square: with F16 keys
+// and values (kept as llama.cpp computes them), on GPU backends (attnBlock
+// 0) and for rows of one block.
+func (n *network) trainingBlocks(T int) []queryBlock {
+	if n.f16KV {
+		return nil
+	}
+	if blocks := queryBlocks(T, n.attnBlock); len(blocks) > 1 {
+		return blocks
+	}
+	return nil
 }
 
 // blockAttention is softmax(K^T Q * scale + mask) V block by block of
