@@ -32,6 +32,10 @@ type BenchConfig struct {
 	// Checkpointing is Config.Checkpointing: "on" measures the cost of
 	// recomputing the activations.
 	Checkpointing string
+	// InitialAdapter, when set, is where the fresh LoRA adapter is saved
+	// before the first step, so that a reference implementation can start
+	// from the same A matrices.
+	InitialAdapter string
 }
 
 // BenchResult is the measurement.
@@ -116,6 +120,11 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 		return BenchResult{}, err
 	}
 	defer tr.Close()
+	if c.InitialAdapter != "" && !c.Full {
+		if err := tr.SaveAdapter(c.InitialAdapter); err != nil {
+			return BenchResult{}, fmt.Errorf("bench: initial adapter: %w", err)
+		}
+	}
 	seqs := make([]Sequence, c.Batch)
 	rng := rand.New(rand.NewPCG(c.Seed, 7))
 	for i := range seqs {
