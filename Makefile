@@ -3,8 +3,15 @@
 # reused. Override CPU_FLAGS for portable binaries, e.g.
 #   make build CPU_FLAGS="-mavx2 -mfma -mf16c"
 CPU_FLAGS ?= -march=native
-CGO_CFLAGS := -O3 $(CPU_FLAGS)
-CGO_CXXFLAGS := -O3 $(CPU_FLAGS)
+# On x86-64 processors with AMX (Intel Sapphire Rapids and later),
+# -march=native makes ggml's CPU backend call its AMX buffer type, whose
+# sources (ggml-cpu/amx/) the pinned module does not build through cgo: the
+# link fails. AMX only speeds up quantised products; turn it off.
+ifeq ($(shell uname -m),x86_64)
+NO_AMX := -mno-amx-int8 -mno-amx-tile -mno-amx-bf16
+endif
+CGO_CFLAGS := -O3 $(CPU_FLAGS) $(NO_AMX)
+CGO_CXXFLAGS := -O3 $(CPU_FLAGS) $(NO_AMX)
 CGO_ENABLED := 1
 export CGO_CFLAGS CGO_CXXFLAGS CGO_ENABLED
 
