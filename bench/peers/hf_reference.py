@@ -119,24 +119,26 @@ def run_logprobs(torch, model, spec):
 
 
 def read_adapter_a(path):
-    """Reads the A matrices of a llama.cpp LoRA adapter: {(layer, target): array (rank, n_in)}.
+    """Reads the A matrices of a fresh llama.cpp LoRA adapter:
+    {(layer, target): array (rank, n_in)}.
 
-    B is not read: the comparison starts from a fresh adapter, whose B is
-    zero on both sides. (A llama.cpp adapter's B rows of q and k are in
-    llama.cpp's rotary order, which transformers' loader undoes for the
-    base weights; a non-zero B would need the same reordering.)"""
+    The adapter must be fresh (every B zero): a llama.cpp adapter's B rows
+    of q and k are in llama.cpp's rotary order, which transformers' loader
+    undoes for the base weights but peft would not for B."""
     import gguf
 
     reader = gguf.GGUFReader(path)
+    by_gguf_name = {v: k for k, v in GGUF_TENSORS.items()}
     a = {}
     for t in reader.tensors:
-        if not t.name.endswith(".weight.lora_a"):
-            continue
         parts = t.name.split(".")  # blk.N.attn_q.weight.lora_a
-        target = {v: k for k, v in GGUF_TENSORS.items()}.get(parts[2])
-        if parts[0] != "blk" or target is None:
+        if len(parts) != 5 or parts[0] != "blk" or parts[2] not in by_gguf_name or parts[4] not in ("lora_a", "lora_b"):
             raise JobError("adapter %s: unexpected tensor %s" % (path, t.name))
-        a[(int(parts[1]), target)] = t.data
+        if parts[4] == "lora_b":
+            if t.data.any():
+                raise JobError("adapter %s: %s is not zero; only a fresh adapter can be the starting point" % (path, t.name))
+            continue
+        a[(int(parts[1]), by_gguf_name[parts[2]])] = t.data
     if not a:
         raise JobError("adapter %s: no lora_a tensors" % path)
     return a
