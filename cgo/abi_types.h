@@ -14,6 +14,7 @@ enum ggml_type {
     GGML_TYPE_Q8_0 = 8,
     GGML_TYPE_I32  = 26,
     GGML_TYPE_BF16 = 30,
+    GGML_TYPE_COUNT = 40,
 };
 
 enum ggml_log_level {
@@ -27,6 +28,19 @@ enum ggml_log_level {
 
 struct ggml_tensor;
 typedef bool (*ggml_abort_callback)(void * data);
+
+typedef void (*ggml_to_float_t)  (const void * x, float * y, int64_t k);
+typedef void (*ggml_from_float_t)(const float * x, void * y, int64_t k);
+
+struct ggml_type_traits {
+    const char        * type_name;
+    int64_t             blck_size;
+    int64_t             blck_size_interleave;
+    size_t              type_size;
+    bool                is_quantized;
+    ggml_to_float_t     to_float;
+    ggml_from_float_t   from_float_ref;
+};
 typedef void (*ggml_log_callback)(enum ggml_log_level level, const char * text, void * user_data);
 
 // ---- ggml-backend.h ----
@@ -145,6 +159,42 @@ typedef struct llama_batch {
     llama_seq_id ** seq_id;
     int8_t       *  logits;
 } llama_batch;
+
+enum llama_ftype {
+    LLAMA_FTYPE_ALL_F32        = 0,
+    LLAMA_FTYPE_MOSTLY_F16     = 1,
+    LLAMA_FTYPE_MOSTLY_Q4_0    = 2,
+    LLAMA_FTYPE_MOSTLY_Q4_1    = 3,
+    LLAMA_FTYPE_MOSTLY_Q8_0    = 7,
+    LLAMA_FTYPE_MOSTLY_Q5_0    = 8,
+    LLAMA_FTYPE_MOSTLY_Q5_1    = 9,
+    LLAMA_FTYPE_MOSTLY_Q2_K    = 10,
+    LLAMA_FTYPE_MOSTLY_Q3_K_S  = 11,
+    LLAMA_FTYPE_MOSTLY_Q3_K_M  = 12,
+    LLAMA_FTYPE_MOSTLY_Q3_K_L  = 13,
+    LLAMA_FTYPE_MOSTLY_Q4_K_S  = 14,
+    LLAMA_FTYPE_MOSTLY_Q4_K_M  = 15,
+    LLAMA_FTYPE_MOSTLY_Q5_K_S  = 16,
+    LLAMA_FTYPE_MOSTLY_Q5_K_M  = 17,
+    LLAMA_FTYPE_MOSTLY_Q6_K    = 18,
+    LLAMA_FTYPE_MOSTLY_BF16    = 32,
+};
+
+typedef struct llama_model_quantize_params {
+    int32_t nthread;
+    enum llama_ftype ftype;
+    enum ggml_type output_tensor_type;
+    enum ggml_type token_embedding_type;
+    bool allow_requantize;
+    bool quantize_output_tensor;
+    bool only_copy;
+    bool pure;
+    bool keep_split;
+    void * imatrix;
+    void * kv_overrides;
+    void * tensor_types;
+    void * prune_layers;
+} llama_model_quantize_params;
 
 typedef struct llama_chat_message {
     const char * role;

@@ -32,6 +32,9 @@ const (
 	TypeF32 Type = C.GGML_TYPE_F32
 	TypeF16 Type = C.GGML_TYPE_F16
 	TypeI32 Type = C.GGML_TYPE_I32
+
+	// typeCount bounds the type numbers ggml knows; it asserts on others.
+	typeCount Type = C.GGML_TYPE_COUNT
 )
 
 // String is ggml's name of the type, e.g. "q8_0".

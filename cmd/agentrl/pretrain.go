@@ -20,6 +20,7 @@ func pretrainCommand() *cli.Command {
 		Flags: append(trainFlags(1e-3, 1),
 			&cli.StringSliceFlag{Name: "corpus", Required: true, Usage: "text `FILE` (repeatable), or builtin"},
 			&cli.IntFlag{Name: "seq-len", Value: 256, Usage: "tokens per training sequence"},
+			&cli.BoolFlag{Name: "dequantize", Usage: "on a quantised model: train from its weights dequantised to F32"},
 		),
 		Action: runPretrain,
 	}

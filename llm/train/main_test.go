@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/gguf"
 	"github.com/agentrl/agentrl/llm/initmodel"
 )
@@ -49,6 +50,20 @@ func makeModel(t testing.TB, name string, cfg initmodel.Config) string {
 		t.Fatal(err)
 	}
 	return path
+}
+
+// quantizeModel writes src quantised to typ with llama.cpp's quantiser,
+// once per name, and returns its path.
+func quantizeModel(t testing.TB, src, typ string) string {
+	t.Helper()
+	dst := strings.TrimSuffix(src, ".gguf") + "-" + typ + ".gguf"
+	if _, err := os.Stat(dst); err == nil {
+		return dst
+	}
+	if err := llm.Quantize(src, dst, typ, 1); err != nil {
+		t.Fatal(err)
+	}
+	return dst
 }
 
 // convertArch rewrites a llama model as another architecture: the same

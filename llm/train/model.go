@@ -17,15 +17,56 @@ import (
 // (biases on q, k and v) and qwen3 (RMS norms on q and k heads).
 var Architectures = []string{"llama", "qwen2", "qwen3"}
 
-// weightTypes are the element types of base weights the trainer reads.
+// weightTypes are the element types of base weights the trainer reads:
+// every type common in published GGUF files (a Q4_K_M or Q5_K_M file
+// mixes several of them). The forward pass multiplies by them in their
+// stored type, with ggml's kernels, as llama.cpp does.
 var weightTypes = map[gguf.TensorType]bool{
-	gguf.TensorF32: true, gguf.TensorF16: true, gguf.TensorBF16: true, gguf.TensorQ8_0: true, gguf.TensorQ4_K: true,
+	gguf.TensorF32: true, gguf.TensorF16: true, gguf.TensorBF16: true,
+	gguf.TensorQ8_0: true, gguf.TensorQ4_0: true, gguf.TensorQ4_1: true, gguf.TensorQ5_0: true, gguf.TensorQ5_1: true,
+	gguf.TensorQ2_K: true, gguf.TensorQ3_K: true, gguf.TensorQ4_K: true, gguf.TensorQ5_K: true, gguf.TensorQ6_K: true,
+	// llama.cpp's fall-back for Q2_K and Q3_K matrices whose rows are not
+	// whole 256-blocks.
+	gguf.TensorIQ4_NL: true,
 }
+
+// weightTypeNames lists weightTypes for error messages.
+const weightTypeNames = "f32, f16, bf16, q8_0, q4_0, q4_1, q5_0, q5_1, q2_K, q3_K, q4_K, q5_K, q6_K and iq4_nl"
 
 // cpuOnlyWeightTypes are weight types ggml's CUDA backend cannot gather
 // rows of (the token embedding) or convert to F32 (the transposed copies),
 // both of which abort the process there.
-var cpuOnlyWeightTypes = map[gguf.TensorType]bool{gguf.TensorQ4_K: true}
+var cpuOnlyWeightTypes = map[gguf.TensorType]bool{
+	gguf.TensorQ2_K: true, gguf.TensorQ3_K: true, gguf.TensorQ4_K: true, gguf.TensorQ5_K: true, gguf.TensorQ6_K: true,
+	gguf.TensorIQ4_NL: true,
+}
+
+// quantized reports whether t is a quantised type, which full-parameter
+// training can only start from after dequantising it.
+func quantized(t gguf.TensorType) bool {
+	return t != gguf.TensorF32 && t != gguf.TensorF16 && t != gguf.TensorBF16
+}
+
+// baseFloat32 reads a base tensor as float32, dequantised with ggml's own
+// routine for its type: the values its kernels compute with.
+func baseFloat32(f *gguf.File, name string) ([]float32, error) {
+	t, ok := f.Tensor(name)
+	if !ok {
+		return nil, fmt.Errorf("%w: %s", gguf.ErrNoTensor, name)
+	}
+	if !quantized(t.Type) {
+		return f.TensorFloat32(name)
+	}
+	raw, err := f.TensorData(name)
+	if err != nil {
+		return nil, err
+	}
+	values, err := cgo.Dequantize(cgo.Type(t.Type), raw)
+	if err != nil {
+		return nil, fmt.Errorf("tensor %s: %w", name, err)
+	}
+	return values, nil
+}
 
 // hparams are the hyperparameters of a model, read from its GGUF metadata
 // as llama.cpp reads them.
@@ -281,7 +322,7 @@ func checkTensors(f *gguf.File, h hparams, specs []tensorSpec) error {
 			return fmt.Errorf("tensor %s has shape %v, want %v", s.name, t.Shape, s.shape)
 		}
 		if !weightTypes[t.Type] {
-			return fmt.Errorf("tensor %s has unsupported weight type %s (the trainer reads f32, f16, bf16, q8_0 and q4_K)", s.name, t.Type)
+			return fmt.Errorf("tensor %s has unsupported weight type %s (the trainer reads %s)", s.name, t.Type, weightTypeNames)
 		}
 	}
 	for _, t := range f.Tensors {

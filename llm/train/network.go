@@ -224,7 +224,7 @@ func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Back
 				n.params = append(n.params, p)
 			}
 			uploads = append(uploads, func() error {
-				values, err := f.TensorFloat32(name)
+				values, err := baseFloat32(f, name)
 				if err != nil {
 					return err
 				}

@@ -27,8 +27,17 @@ func parityCases() []parityCase {
 			return convertArch(t, makeModel(t, "micro", microConfig(5)), arch)
 		}}
 	}
+	// Quantised by llama.cpp's own quantiser, as published files are; the
+	// K-quant files mix types (rows of 704 values are not 256-blocks).
+	quantized := func(typ string) parityCase {
+		return parityCase{"tiny-" + typ, func(t *testing.T) string {
+			return quantizeModel(t, makeModel(t, "tiny", initmodel.Config{Preset: "tiny", Seed: 3}), typ)
+		}}
+	}
 	return []parityCase{
 		tiny("tiny", gguf.TensorF32, false),
+		quantized("q4_0"), quantized("q4_1"), quantized("q5_0"), quantized("q5_1"),
+		quantized("q2_k"), quantized("q3_k_m"), quantized("q4_k_m"), quantized("q5_k_m"), quantized("q6_k"),
 		tiny("tiny-f16", gguf.TensorF16, false),
 		tiny("tiny-bf16", gguf.TensorBF16, true),
 		tiny("tiny-q8_0", gguf.TensorQ8_0, true),

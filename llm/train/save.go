@@ -197,7 +197,7 @@ func (t *Trainer) mergedWeights() (map[string][]float32, error) {
 		if l.lora == nil {
 			continue
 		}
-		w, err := src.TensorFloat32(l.name)
+		w, err := baseFloat32(src, l.name)
 		if err != nil {
 			return nil, fmt.Errorf("merge %s: %w", l.name, err)
 		}

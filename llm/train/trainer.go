@@ -28,10 +28,15 @@ type LoRAConfig struct {
 // Config configures a Trainer. Zero values take the defaults noted.
 type Config struct {
 	// Full trains every weight in F32 instead of a LoRA adapter.
-	Full      bool       `json:"full"`
-	LoRA      LoRAConfig `json:"lora"`
-	Optimizer AdamW      `json:"optimizer"`
-	Schedule  Schedule   `json:"schedule"`
+	Full bool `json:"full"`
+	// Dequantize lets full-parameter training start from a quantised
+	// model, from its weights dequantised to F32. Without it such a model
+	// is refused: the result is an F32 model several times the size of
+	// the input, trained from weights the quantisation already degraded.
+	Dequantize bool       `json:"dequantize"`
+	LoRA       LoRAConfig `json:"lora"`
+	Optimizer  AdamW      `json:"optimizer"`
+	Schedule   Schedule   `json:"schedule"`
 	// Seed drives the LoRA initialisation and the dropout masks.
 	Seed uint64 `json:"seed"`
 	// Context is the longest sequence accepted (default the model's
@@ -169,6 +174,13 @@ func New(path string, cfg Config) (*Trainer, error) {
 	}
 	if cfg.Context > h.CtxTrain {
 		return nil, fmt.Errorf("trainer: context %d exceeds the model's training context %d", cfg.Context, h.CtxTrain)
+	}
+	if cfg.Full && !cfg.Dequantize {
+		for _, ti := range f.Tensors {
+			if quantized(ti.Type) {
+				return nil, fmt.Errorf("model %s: tensor %s is %s: full-parameter training needs F32, F16 or BF16 weights; train a LoRA adapter instead, or ask for the weights to be dequantised to F32 (--dequantize)", path, ti.Name, ti.Type)
+			}
+		}
 	}
 	backend, err := cgo.NewBackend(cfg.GPU, cfg.Threads)
 	if err != nil {
