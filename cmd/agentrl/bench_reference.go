@@ -19,13 +19,18 @@ import (
 
 	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/gguf"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
-// The names of the three implementations in reports.
+// The names of the implementations in reports. "trainer, F32 weights" is
+// the trainer on the weights dequantised to F32, as transformers loads
+// them: set beside "trainer" (which multiplies quantised weights as
+// llama.cpp does), it shows how much of a gap the quantised products make.
 const (
 	implLlamaCpp     = "llama.cpp"
 	implTrainer      = "trainer"
+	implTrainerF32   = "trainer, F32 weights"
 	implTransformers = "transformers"
 )
 
@@ -362,20 +367,22 @@ func engineLogProbs(ctx context.Context, m *llm.Model, texts [][]int32, threads 
 }
 
 // trainerLogProbs computes the same log-probabilities with the trainer's
-// forward pass (no adapter: a fresh one has B = 0).
-func trainerLogProbs(path string, texts [][]int32, threads int) ([][]float64, error) {
+// forward pass: with a fresh LoRA (B = 0, so the base model), or with
+// dequantized set, as a full-parameter trainer whose weights are the
+// file's dequantised to F32.
+func trainerLogProbs(path string, texts [][]int32, threads int, dequantized bool) ([][]float64, error) {
 	longest := 0
 	seqs := make([]train.Sequence, len(texts))
 	for i, t := range texts {
 		seqs[i].Tokens = t
 		longest = max(longest, len(t))
 	}
-	tr, err := train.New(path, train.Config{Threads: threads, Context: longest})
+	tr, err := train.New(path, train.Config{Threads: threads, Context: longest, Full: dequantized, Dequantize: dequantized})
 	if err != nil {
 		return nil, fmt.Errorf("trainer: %w", err)
 	}
 	defer tr.Close()
-	lp, err := tr.BaseLogProbs(seqs)
+	lp, err := tr.LogProbs(seqs)
 	if err != nil {
 		return nil, fmt.Errorf("trainer log-probabilities: %w", err)
 	}
@@ -384,6 +391,21 @@ func trainerLogProbs(path string, texts [][]int32, threads int) ([][]float64, er
 		out[i] = widen(lp[i][1:])
 	}
 	return out, nil
+}
+
+// quantizedMatrices reports whether the model's matrices are stored in a
+// type other than F32 (blk.0.attn_q.weight decides).
+func quantizedMatrices(path string) (bool, error) {
+	f, err := gguf.Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer f.Close()
+	t, ok := f.Tensor("blk.0.attn_q.weight")
+	if !ok {
+		return false, fmt.Errorf("%s: no blk.0.attn_q.weight", path)
+	}
+	return t.Type != gguf.TensorF32, nil
 }
 
 func widen(v []float32) []float64 {
@@ -484,6 +506,10 @@ func runBenchReference(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "transformers reference skipped: %s; %s\n", rep.Reference.Skipped, installPeersHint)
 	}
 	peerOn := rep.Reference.Skipped == ""
+	// A run takes minutes on a real model: say where it is.
+	progress := func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, "bench reference: "+format+"\n", args...)
+	}
 	dir, err := os.MkdirTemp("", "agentrl-bench-reference")
 	if err != nil {
 		return err
@@ -516,9 +542,19 @@ func runBenchReference(c *cli.Context) error {
 	if logProbs[implLlamaCpp], err = engineLogProbs(ctx, m, texts, most); err != nil {
 		return err
 	}
-	if logProbs[implTrainer], err = trainerLogProbs(rc.model, texts, most); err != nil {
+	if logProbs[implTrainer], err = trainerLogProbs(rc.model, texts, most, false); err != nil {
 		return err
 	}
+	quantized, err := quantizedMatrices(rc.model)
+	if err != nil {
+		return err
+	}
+	if quantized {
+		if logProbs[implTrainerF32], err = trainerLogProbs(rc.model, texts, most, true); err != nil {
+			return err
+		}
+	}
+	progress("log-probabilities of %d texts: llama.cpp and the trainer done", len(texts))
 
 	// 2 and 3 at each thread count: our side, then the reference's, so
 	// both see nearly the same load.
@@ -530,6 +566,7 @@ func runBenchReference(c *cli.Context) error {
 		if err != nil {
 			return fmt.Errorf("trainer at %d threads: %w", threads, err)
 		}
+		progress("%d threads: trainer %.0f tok/s", threads, row.Ours.TokensPerSecond)
 		var gens []generateRow
 		var ourFirst [][]int32
 		for _, n := range rc.sequences {
@@ -541,6 +578,7 @@ func runBenchReference(c *cli.Context) error {
 			g.OursTPS = float64(n*rc.genTokens) / g.OursSeconds
 			gens = append(gens, g)
 			ourFirst = append(ourFirst, first)
+			progress("%d threads: engine, %d sequences: %.0f tok/s", threads, n, g.OursTPS)
 		}
 		if peerOn {
 			job := peerJob{
@@ -555,6 +593,7 @@ func runBenchReference(c *cli.Context) error {
 			if err != nil {
 				return err
 			}
+			progress("%d threads: peft %.0f tok/s; transformers generate done", threads, peer.LoRA.TokensPerSecond)
 			rep.Reference.Versions = peer.Versions
 			if peer.LogProbs != nil {
 				logProbs[implTransformers] = peer.LogProbs.LogProbs
@@ -575,7 +614,7 @@ func runBenchReference(c *cli.Context) error {
 	rep.LoadAverageEnd = loadAverage()
 
 	rep.LogProbs.MeanLogProb = map[string]float64{}
-	names := []string{implLlamaCpp, implTrainer, implTransformers}
+	names := []string{implLlamaCpp, implTrainer, implTrainerF32, implTransformers}
 	for _, name := range names {
 		if lp, ok := logProbs[name]; ok {
 			rep.LogProbs.MeanLogProb[name] = meanOf(lp)
@@ -615,14 +654,14 @@ func printReferenceReport(w io.Writer, rep referenceReport) {
 	}
 
 	fmt.Fprintf(w, "\nlog-probabilities, mean per token:")
-	for _, name := range []string{implLlamaCpp, implTrainer, implTransformers} {
+	for _, name := range []string{implLlamaCpp, implTrainer, implTrainerF32, implTransformers} {
 		if v, ok := rep.LogProbs.MeanLogProb[name]; ok {
 			fmt.Fprintf(w, " %s %.4f", name, v)
 		}
 	}
-	fmt.Fprintf(w, "\n  %-28s %11s %11s  %s\n", "pair", "max |diff|", "mean |diff|", "largest at text:position")
+	fmt.Fprintf(w, "\n  %-44s %11s %11s  %s\n", "pair", "max |diff|", "mean |diff|", "largest at text:position")
 	for _, d := range rep.LogProbs.Pairs {
-		fmt.Fprintf(w, "  %-28s %11.2e %11.2e  %d:%d\n", d.A+" vs "+d.B, d.MaxAbs, d.MeanAbs, d.WorstText, d.WorstPosition)
+		fmt.Fprintf(w, "  %-44s %11.2e %11.2e  %d:%d\n", d.A+" vs "+d.B, d.MaxAbs, d.MeanAbs, d.WorstText, d.WorstPosition)
 	}
 
 	s := rep.Settings

@@ -11,6 +11,8 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/llm/gguf"
+	"github.com/agentrl/agentrl/llm/initmodel"
 )
 
 // smallReferenceRun are settings that keep a run on the tiny model short;
@@ -78,6 +80,33 @@ func TestBenchReferenceWithoutPython(t *testing.T) {
 		if !strings.Contains(table, want) {
 			t.Errorf("table lacks %q:\n%s", want, table)
 		}
+	}
+}
+
+// On a quantised model the trainer also runs on the weights dequantised
+// to F32, compared with both: the gap the 8-bit activations of quantised
+// products make.
+func TestBenchReferenceQuantizedModelAddsF32Trainer(t *testing.T) {
+	model := filepath.Join(t.TempDir(), "tiny-q8.gguf")
+	if _, err := initmodel.Write(model, initmodel.Config{Preset: "tiny", Seed: 3, Type: gguf.TensorQ8_0}); err != nil {
+		t.Fatal(err)
+	}
+	out, err := runApp(t, newApp(), "bench", "reference", "--model", model, "--python", "no-such-python-here", "--json",
+		"--threads", "2", "--batch", "2", "--seq-len", "32", "--steps", "2", "--sequences", "1", "--gen-tokens", "4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var rep referenceReport
+	if err := json.Unmarshal([]byte(out), &rep); err != nil {
+		t.Fatal(err)
+	}
+	diffs := map[string]logProbDiff{}
+	for _, d := range rep.LogProbs.Pairs {
+		diffs[d.A+" | "+d.B] = d
+	}
+	quantised, dequantised := diffs[implLlamaCpp+" | "+implTrainer], diffs[implTrainer+" | "+implTrainerF32]
+	if len(diffs) != 3 || !(quantised.MaxAbs < 5e-2) || !(dequantised.MeanAbs > 0) {
+		t.Fatalf("want llama.cpp, trainer and trainer on F32 weights compared pairwise, got %+v", rep.LogProbs.Pairs)
 	}
 }
 
