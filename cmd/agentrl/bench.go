@@ -13,6 +13,7 @@ import (
 	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/models"
 )
 
 func benchCommand() *cli.Command {
@@ -76,7 +77,14 @@ func parseFlashAttn(s string) (cgo.FlashAttn, error) {
 // that cleanup removes.
 func benchModels(given []string) (paths []string, cleanup func(), err error) {
 	if len(given) > 0 {
-		return given, func() {}, nil
+		for _, spec := range given {
+			path, err := models.Resolve(spec)
+			if err != nil {
+				return nil, nil, err
+			}
+			paths = append(paths, path)
+		}
+		return paths, func() {}, nil
 	}
 	dir, err := os.MkdirTemp("", "agentrl-bench")
 	if err != nil {

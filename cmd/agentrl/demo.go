@@ -5,27 +5,32 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/urfave/cli/v2"
+
+	"github.com/agentrl/agentrl/llm/models"
 )
 
 func demoCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "demo",
-		Usage: "the end-to-end demo on the built-in tiny model",
-		Description: "Shows the devices, makes the tiny model, generates from it (on the GPU when there is one),\n" +
-			"runs it as an agent in WebShop next to the expert, fine-tunes a LoRA adapter on expert math\n" +
-			"demonstrations and evaluates the model with it. Each step is an agentrl command, printed first.",
+		Usage: "the end-to-end demo: SmolLM2-135M-Instruct as a WebShop agent, before and after fine-tuning on expert demonstrations",
+		Description: "Fetches the default model once (agentrl models pull " + models.DefaultModel + "), asks it a question in chat,\n" +
+			"shows the WebShop expert, evaluates the model zero-shot as a WebShop agent, fine-tunes a LoRA adapter\n" +
+			"on expert demonstrations and evaluates the model with it. Each step is an agentrl command, printed\n" +
+			"first. About 10-15 minutes on two CPU cores; --model runs it on another model (e.g. a made tiny one).",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "out", Usage: "keep the model, data and adapter in `DIR` (default: a temporary folder)"},
+			&cli.StringFlag{Name: "out", Usage: "keep the data, adapter and trajectories in `DIR` (default: a temporary folder)"},
+			&cli.StringFlag{Name: "model", Value: models.DefaultModel, Usage: modelUsage},
 		},
 		Action: runDemo,
 	}
 }
 
 func runDemo(c *cli.Context) error {
-	out := c.String("out")
-	if out == "" {
+	out, keep := c.String("out"), c.IsSet("out")
+	if !keep {
 		dir, err := os.MkdirTemp("", "agentrl-demo")
 		if err != nil {
 			return err
@@ -35,28 +40,55 @@ func runDemo(c *cli.Context) error {
 	} else if err := os.MkdirAll(out, 0o755); err != nil {
 		return err
 	}
-	model := filepath.Join(out, "tiny.gguf")
-	demos := filepath.Join(out, "math-demos.jsonl")
-	adapter := filepath.Join(out, "math-lora.gguf")
-	steps := [][]string{
-		{"version"},
-		{"init-model", "--preset", "tiny", "--seed", "1", "--out", model},
-		{"generate", "--model", model, "--prompt", "Action:", "--n", "3", "--max-tokens", "24", "--temperature", "0.8", "--seed", "1"},
-		{"envs", "eval", "webshop", "--policy", "expert", "--split", "test", "--episodes", "20", "--parallel", "8"},
-		{"envs", "eval", "webshop", "--policy", "model", "--model", model, "--split", "test", "--episodes", "8", "--parallel", "8",
-			"--max-steps", "6", "--max-tokens", "24", "--seed", "1", "--out", filepath.Join(out, "webshop-trajectories.jsonl")},
-		{"envs", "demos", "math", "--split", "train", "--episodes", "64", "--out", demos},
-		{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "2"},
-		{"envs", "eval", "math", "--policy", "model", "--model", model, "--lora", adapter, "--split", "test",
-			"--episodes", "16", "--parallel", "16", "--max-tokens", "64", "--temperature", "0.7", "--seed", "1"},
+	model := c.String("model")
+	demos := filepath.Join(out, "webshop-demos.jsonl")
+	adapter := filepath.Join(out, "webshop-lora.gguf")
+	// The model's evaluation: the same 16 test tasks, greedy, before and
+	// after fine-tuning; six steps are enough for the expert's episodes.
+	evalModel := func(name string, extra ...string) []string {
+		args := []string{"envs", "eval", "webshop", "--policy", "model", "--model", model, "--split", "test",
+			"--episodes", "16", "--parallel", "16", "--max-steps", "6", "--max-tokens", "32", "--temperature", "0",
+			"--out", filepath.Join(out, name)}
+		return append(args, extra...)
 	}
+	var steps [][]string
+	steps = append(steps, []string{"version"})
+	if _, known := models.Lookup(model); known {
+		steps = append(steps, []string{"models", "pull", model})
+	}
+	steps = append(steps,
+		[]string{"generate", "--model", model, "--chat", "--prompt", "In one sentence: how would you find a gluten free snack under 10 dollars in an online shop?",
+			"--max-tokens", "48", "--temperature", "0"},
+		[]string{"envs", "eval", "webshop", "--policy", "expert", "--split", "test", "--episodes", "16", "--parallel", "16"},
+		evalModel("before.jsonl"),
+		[]string{"envs", "demos", "webshop", "--split", "train", "--episodes", "48", "--out", demos},
+		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048"},
+		evalModel("after.jsonl", "--lora", adapter),
+	)
+	start := time.Now()
 	for _, args := range steps {
-		fmt.Fprintf(c.App.Writer, "\n$ agentrl %s\n", strings.Join(args, " "))
+		fmt.Fprintf(c.App.Writer, "\n$ agentrl %s\n", strings.Join(quoteArgs(args), " "))
 		app := newApp()
 		app.Writer, app.ErrWriter, app.Reader = c.App.Writer, c.App.ErrWriter, c.App.Reader
 		if err := app.RunContext(c.Context, append([]string{"agentrl"}, args...)); err != nil {
 			return fmt.Errorf("demo step %q: %w", strings.Join(args[:min(2, len(args))], " "), err)
 		}
 	}
+	fmt.Fprintf(c.App.Writer, "\ndemo finished in %s\n", time.Since(start).Round(time.Second))
+	if keep {
+		fmt.Fprintf(c.App.Writer, "the trajectories before and after fine-tuning, the demonstrations and the adapter are in %s\n", out)
+	}
 	return nil
+}
+
+// quoteArgs quotes the arguments a shell would split.
+func quoteArgs(args []string) []string {
+	q := make([]string, len(args))
+	for i, a := range args {
+		q[i] = a
+		if strings.ContainsAny(a, " \t'\"$?*") {
+			q[i] = "'" + strings.ReplaceAll(a, "'", `'\''`) + "'"
+		}
+	}
+	return q
 }

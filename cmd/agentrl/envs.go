@@ -100,10 +100,25 @@ type envSource struct {
 	spec   envs.Spec
 }
 
-// envName returns the environment the command names. urfave/cli stops
-// reading flags at the first argument, so the flags written after the name
-// ("envs eval webshop --episodes 10") are applied here.
+// envName returns the environment the command names.
 func envName(c *cli.Context) (string, error) {
+	args, err := argsAndLateFlags(c)
+	if err != nil {
+		return "", err
+	}
+	switch len(args) {
+	case 0:
+		return "", fmt.Errorf("name an environment (built in: %s)", strings.Join(registry.Names(), ", "))
+	case 1:
+		return args[0], nil
+	}
+	return "", fmt.Errorf("one environment at a time, got %q", args)
+}
+
+// argsAndLateFlags returns the command's arguments. urfave/cli stops
+// reading flags at the first argument, so the flags written after it
+// ("envs eval webshop --episodes 10") are applied here.
+func argsAndLateFlags(c *cli.Context) ([]string, error) {
 	var args []string
 	rest := c.Args().Slice()
 	for i := 0; i < len(rest); i++ {
@@ -119,28 +134,22 @@ func envName(c *cli.Context) (string, error) {
 		name, value, hasValue := strings.Cut(strings.TrimLeft(a, "-"), "=")
 		flag := lookupFlag(c.Command.Flags, name)
 		if flag == nil {
-			return "", fmt.Errorf("flag provided but not defined: %s", a)
+			return nil, fmt.Errorf("flag provided but not defined: %s", a)
 		}
 		if _, isBool := flag.(*cli.BoolFlag); isBool && !hasValue {
 			value = "true"
 		} else if !hasValue {
 			if i+1 == len(rest) {
-				return "", fmt.Errorf("flag needs an argument: %s", a)
+				return nil, fmt.Errorf("flag needs an argument: %s", a)
 			}
 			i++
 			value = rest[i]
 		}
 		if err := c.Set(name, value); err != nil {
-			return "", fmt.Errorf("invalid value %q for flag %s: %w", value, a, err)
+			return nil, fmt.Errorf("invalid value %q for flag %s: %w", value, a, err)
 		}
 	}
-	switch len(args) {
-	case 0:
-		return "", fmt.Errorf("name an environment (built in: %s)", strings.Join(registry.Names(), ", "))
-	case 1:
-		return args[0], nil
-	}
-	return "", fmt.Errorf("one environment at a time, got %q", args)
+	return args, nil
 }
 
 func lookupFlag(flags []cli.Flag, name string) cli.Flag {

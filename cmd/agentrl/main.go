@@ -60,6 +60,8 @@ func newApp() *cli.App {
 			scoreCommand(),
 			envsCommand(),
 			initModelCommand(),
+			modelsCommand(),
+			quantizeCommand(),
 			benchCommand(),
 			sftCommand(), pretrainCommand(),
 		},

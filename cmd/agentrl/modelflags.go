@@ -9,19 +9,23 @@ import (
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/models"
 )
 
 // modelFlags are the flags of every command that runs a model; required
 // says whether --model must be given.
 func modelFlags(required bool) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file", Required: required},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: modelUsage, Required: required},
 		&cli.StringSliceFlag{Name: "lora", Usage: "LoRA adapter `FILE[:SCALE]` (GGUF, repeatable; scale defaults to 1)"},
 		&cli.IntFlag{Name: "ctx", Usage: "context length per sequence in tokens (0 = the model's, at most 2048)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0 = one per core)"},
 		&cli.IntFlag{Name: "gpu-layers", Value: -1, Usage: "layers to offload to a GPU when one is present (-1 = all)"},
 	}
 }
+
+// modelUsage describes what --model accepts.
+const modelUsage = "`MODEL`: a GGUF file, a pulled model (" + models.DefaultModel + ", see `agentrl models`) or ollama:NAME[:TAG]"
 
 // loadedModel is a model, its adapters and an engine, freed together.
 type loadedModel struct {
@@ -57,8 +61,12 @@ func openModel(c *cli.Context, parallel int) (*loadedModel, error) {
 		}
 		specs = append(specs, spec)
 	}
+	path, err := models.Resolve(c.String("model"))
+	if err != nil {
+		return nil, err
+	}
 	loadGPUBackends()
-	m, err := llm.Load(c.String("model"), llm.LoadOptions{GPULayers: c.Int("gpu-layers")})
+	m, err := llm.Load(path, llm.LoadOptions{GPULayers: c.Int("gpu-layers")})
 	if err != nil {
 		return nil, err
 	}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
 
 	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/models"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -36,7 +38,7 @@ func sftCommand() *cli.Command {
 // trainFlags are the flags sft and pretrain share.
 func trainFlags(lr float64, epochs int) []cli.Flag {
 	return []cli.Flag{
-		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "base GGUF `MODEL`"},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "base model, " + modelUsage},
 		&cli.StringFlag{Name: "out", Required: true, Usage: "write the result to `FILE` (GGUF)"},
 		&cli.IntFlag{Name: "lora-rank", Value: 8, Usage: "LoRA rank"},
 		&cli.Float64Flag{Name: "lora-alpha", Usage: "LoRA alpha (default 2 x rank)"},
@@ -215,7 +217,26 @@ func fit(c *cli.Context, tr *train.Trainer, seqs []train.Sequence, s trainSetup)
 		fmt.Fprintf(c.App.ErrWriter, "%d micro-batches used gradient checkpointing to fit --memory-budget\n", n)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "%d steps, loss %.4f -> %.4f, %.0f tokens/s; wrote %s\n", res.Steps, res.FirstLoss, res.LastLoss, res.TokensPS, s.out)
+	if !s.full {
+		printAdapterUsage(c.App.ErrWriter, tr.ModelPath(), s.out)
+	}
 	return nil
+}
+
+// printAdapterUsage says how to run the base model with the trained
+// adapter in ollama and in llama.cpp.
+func printAdapterUsage(w io.Writer, base, adapter string) {
+	abs := func(p string) string {
+		if a, err := filepath.Abs(p); err == nil {
+			return a
+		}
+		return p
+	}
+	fmt.Fprintf(w, "use the adapter:\n")
+	fmt.Fprintf(w, "  agentrl:   agentrl generate --model %s --lora %s --chat --prompt ...\n", base, adapter)
+	fmt.Fprintf(w, "  llama.cpp: llama-cli -m %s --lora %s\n", abs(base), abs(adapter))
+	fmt.Fprintf(w, "  ollama:    a Modelfile with the two lines\n               FROM %s\n               ADAPTER %s\n", abs(base), abs(adapter))
+	fmt.Fprintf(w, "             then `ollama create my-agent -f Modelfile` and `ollama run my-agent`\n")
 }
 
 // progressLine rewrites one status line on a terminal and prints a line
@@ -261,7 +282,11 @@ func (p *progressLine) done() {
 // openForTraining loads the model for its tokenizer and chat template (from
 // llama.cpp, so that training data is tokenised exactly as inference will
 // see it) and a trainer on the same file.
-func openForTraining(path string, cfg train.Config) (*llm.Model, *train.Trainer, error) {
+func openForTraining(spec string, cfg train.Config) (*llm.Model, *train.Trainer, error) {
+	path, err := models.Resolve(spec)
+	if err != nil {
+		return nil, nil, err
+	}
 	loadGPUBackends()
 	m, err := llm.Load(path, llm.LoadOptions{GPULayers: 0})
 	if err != nil {

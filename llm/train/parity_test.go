@@ -8,6 +8,7 @@ import (
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/gguf"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/models"
 )
 
 // parityCase is a model to compare the trainer with llama.cpp on.
@@ -125,6 +126,32 @@ func engineScores(t *testing.T, path, adapter string, reqs func(*llm.Model) []ll
 		t.Fatal(err)
 	}
 	return rs, res
+}
+
+// TestLogProbParitySmolLM2 runs the parity check on the default model
+// (SmolLM2-135M-Instruct, Q4_1) where `agentrl models pull` has cached it.
+func TestLogProbParitySmolLM2(t *testing.T) {
+	path, err := models.Resolve(models.DefaultModel)
+	if err != nil {
+		t.Skipf("the default model is not available (%v)", err)
+	}
+	reqs, res := engineScores(t, path, "", func(m *llm.Model) []llm.ScoreRequest { return scoreRequests(t, m) })
+	tr, err := New(path, Config{Threads: 1, F16KV: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	lp, err := tr.LogProbs(asSequences(reqs))
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := maxScoreDiff(reqs, res, lp)
+	t.Logf("SmolLM2-135M-Instruct Q4_1: max |log-prob difference| %.2e", d)
+	// 30 layers add up more last-bit differences than the made models'
+	// 4 (1.3e-5 measured).
+	if d > 5e-5 {
+		t.Errorf("the trainer differs from llama.cpp by %g", d)
+	}
 }
 
 // TestLogProbParity compares the trainer's log-probabilities with

@@ -3,9 +3,11 @@ package train
 import (
 	"math"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
+	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/gguf"
 	"github.com/agentrl/agentrl/llm/initmodel"
@@ -427,5 +429,53 @@ func TestBlockAttentionEqualsTheSquare(t *testing.T) {
 		if d := maxGradDiff(gs, gb); d > 1e-5 {
 			t.Errorf("full %v: gradients in blocks differ from the square's by %g", full, d)
 		}
+	}
+}
+
+// TestFullTrainingDequantizes starts full-parameter training from a
+// quantised model when asked to: the weights it trains are ggml's
+// dequantised values (saved unchanged before any step), and training
+// lowers the loss.
+func TestFullTrainingDequantizes(t *testing.T) {
+	path := quantizeModel(t, makeModel(t, "micro", microConfig(5)), "q4_1")
+	tr, err := New(path, Config{Threads: 1, Full: true, Dequantize: true, Optimizer: AdamW{LR: 1e-3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	saved := filepath.Join(t.TempDir(), "f32.gguf")
+	if err := tr.SaveModel(saved); err != nil {
+		t.Fatal(err)
+	}
+	src, err := gguf.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Close()
+	out, err := gguf.Open(saved)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer out.Close()
+	const name = "blk.0.attn_q.weight"
+	if ti, _ := src.Tensor(name); ti.Type != gguf.TensorQ4_1 {
+		t.Fatalf("%s is %s in the quantised model, want q4_1", name, ti.Type)
+	}
+	raw, _ := src.TensorData(name)
+	want, err := cgo.Dequantize(cgo.Type(gguf.TensorQ4_1), raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := out.TensorFloat32(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got, want) {
+		t.Errorf("the saved F32 %s is not the dequantised weight", name)
+	}
+	first, last := memorise(t, tr, fixedText(tr.h.Vocab, false), 10)
+	t.Logf("full from dequantised Q4_1, 10 steps: loss %.3f -> %.3f", first, last)
+	if !(last < first) {
+		t.Errorf("loss %.3f -> %.3f did not fall", first, last)
 	}
 }

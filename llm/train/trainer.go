@@ -234,6 +234,9 @@ func (t *Trainer) Close() {
 // Config is the trainer's configuration with defaults filled in.
 func (t *Trainer) Config() Config { return t.cfg }
 
+// ModelPath is the base model's file.
+func (t *Trainer) ModelPath() string { return t.path }
+
 // StepCount is the number of optimiser steps taken.
 func (t *Trainer) StepCount() int { return t.step }
 
