@@ -5,9 +5,10 @@
 # package index through pip, into a virtual environment at .venv-peers/ in the
 # repository root (git-ignored), so the system Python stays untouched.
 #
-# PyPI's Linux torch wheel depends on NVIDIA's CUDA runtime packages (a few
-# GB); they are installed too, because the wheel's import loads them even on a
-# machine without a GPU. The references run on the CPU.
+# PyPI's Linux torch wheel is the CUDA build and depends on NVIDIA's runtime
+# packages (the environment is about 6 GB); the CPU-only wheels are on
+# PyTorch's own index, which this script does not use. The references run on
+# the CPU either way.
 #
 # Idempotent: a second run finds the pinned versions and only says so.
 # Environment: PYTHON (the interpreter that creates the environment, default

@@ -20,6 +20,7 @@ import (
 	"github.com/agentrl/agentrl/cgo"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/gguf"
+	"github.com/agentrl/agentrl/llm/models"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -51,7 +52,7 @@ func benchReferenceCommand() *cli.Command {
 			"Without the reference's interpreter (scripts/install-peers.sh makes .venv-peers/) only agentrl's\n" +
 			"side runs, and the report says the reference was skipped.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: "GGUF model file", Required: true},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: modelUsage, Required: true},
 			&cli.StringFlag{Name: "python", Value: filepath.Join(".venv-peers", "bin", "python"), Usage: "interpreter with torch, transformers, peft and gguf"},
 			&cli.StringFlag{Name: "script", Value: filepath.Join("bench", "peers", "hf_reference.py"), Usage: "the reference script"},
 			&cli.StringFlag{Name: "threads", Value: "1,2", Usage: "comma-separated CPU thread counts for training and generation"},
@@ -98,7 +99,8 @@ func parseReferenceFlags(c *cli.Context) (referenceConfig, error) {
 	case !(rc.lr > 0):
 		return rc, fmt.Errorf("--lr %g must be positive", rc.lr)
 	}
-	if _, err := os.Stat(rc.model); err != nil {
+	// The reference reads the file itself: resolve names to it here.
+	if rc.model, err = models.Resolve(rc.model); err != nil {
 		return rc, fmt.Errorf("--model: %w", err)
 	}
 	return rc, nil
