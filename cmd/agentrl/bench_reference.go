@@ -410,6 +410,54 @@ func quantizedMatrices(path string) (bool, error) {
 	return t.Type != gguf.TensorF32, nil
 }
 
+// ourLogProbs computes the texts' log-probabilities with llama.cpp and the
+// trainer, and on a quantised model also with the trainer on the weights
+// dequantised to F32.
+func ourLogProbs(ctx context.Context, m *llm.Model, path string, texts [][]int32, threads int) (map[string][][]float64, error) {
+	out := map[string][][]float64{}
+	var err error
+	if out[implLlamaCpp], err = engineLogProbs(ctx, m, texts, threads); err != nil {
+		return nil, err
+	}
+	if out[implTrainer], err = trainerLogProbs(path, texts, threads, false); err != nil {
+		return nil, err
+	}
+	quantized, err := quantizedMatrices(path)
+	if err != nil {
+		return nil, err
+	}
+	if quantized {
+		if out[implTrainerF32], err = trainerLogProbs(path, texts, threads, true); err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// compareAll compares every pair of the implementations present.
+func compareAll(logProbs map[string][][]float64) (logProbReport, error) {
+	rep := logProbReport{MeanLogProb: map[string]float64{}}
+	names := []string{implLlamaCpp, implTrainer, implTrainerF32, implTransformers}
+	for _, name := range names {
+		if lp, ok := logProbs[name]; ok {
+			rep.MeanLogProb[name] = meanOf(lp)
+		}
+	}
+	for i, a := range names {
+		for _, b := range names[i+1:] {
+			if logProbs[a] == nil || logProbs[b] == nil {
+				continue
+			}
+			d, err := compareLogProbs(a, b, logProbs[a], logProbs[b])
+			if err != nil {
+				return rep, err
+			}
+			rep.Pairs = append(rep.Pairs, d)
+		}
+	}
+	return rep, nil
+}
+
 func widen(v []float32) []float64 {
 	out := make([]float64, len(v))
 	for i, x := range v {
@@ -493,6 +541,20 @@ func leadingAgreement(a, b []int32) int {
 	return n
 }
 
+// addPeerResults puts the reference's training and generation results
+// beside ours; ourFirst holds the engine's first sequence per row of gens.
+func addPeerResults(row *loraRow, gens []generateRow, ourFirst [][]int32, peer peerReport) {
+	row.Peft = peer.LoRA
+	row.Speedup = row.Ours.TokensPerSecond / peer.LoRA.TokensPerSecond
+	for k := range gens {
+		theirs := peer.Generate.Results[k]
+		gens[k].TheirSeconds, gens[k].TheirTPS = theirs.Seconds, theirs.TokensPerSecond
+		gens[k].Speedup = gens[k].OursTPS / theirs.TokensPerSecond
+		agree := leadingAgreement(ourFirst[k], theirs.FirstTokens)
+		gens[k].GreedyAgreement = &agree
+	}
+}
+
 func runBenchReference(c *cli.Context) error {
 	rc, err := parseReferenceFlags(c)
 	if err != nil {
@@ -536,25 +598,14 @@ func runBenchReference(c *cli.Context) error {
 	if err != nil {
 		return fmt.Errorf("generation prompt: %w", err)
 	}
+	rep.Settings["gen_prompt_tokens"] = len(prompt)
 	batch := trainingBatch(texts, rc.batch, rc.seqLen)
 
-	// 1. Log-probabilities, on as many threads as the largest setting.
-	most := slices.Max(rc.threads)
-	logProbs := map[string][][]float64{}
-	if logProbs[implLlamaCpp], err = engineLogProbs(ctx, m, texts, most); err != nil {
-		return err
-	}
-	if logProbs[implTrainer], err = trainerLogProbs(rc.model, texts, most, false); err != nil {
-		return err
-	}
-	quantized, err := quantizedMatrices(rc.model)
+	// 1. Log-probabilities, on as many threads as the largest setting;
+	// transformers' come with the reference's first run below.
+	logProbs, err := ourLogProbs(ctx, m, rc.model, texts, slices.Max(rc.threads))
 	if err != nil {
 		return err
-	}
-	if quantized {
-		if logProbs[implTrainerF32], err = trainerLogProbs(rc.model, texts, most, true); err != nil {
-			return err
-		}
 	}
 	progress("log-probabilities of %d texts: llama.cpp and the trainer done", len(texts))
 
@@ -600,39 +651,15 @@ func runBenchReference(c *cli.Context) error {
 			if peer.LogProbs != nil {
 				logProbs[implTransformers] = peer.LogProbs.LogProbs
 			}
-			row.Peft = peer.LoRA
-			row.Speedup = row.Ours.TokensPerSecond / peer.LoRA.TokensPerSecond
-			for k := range gens {
-				theirs := peer.Generate.Results[k]
-				gens[k].TheirSeconds, gens[k].TheirTPS = theirs.Seconds, theirs.TokensPerSecond
-				gens[k].Speedup = gens[k].OursTPS / theirs.TokensPerSecond
-				agree := leadingAgreement(ourFirst[k], theirs.FirstTokens)
-				gens[k].GreedyAgreement = &agree
-			}
+			addPeerResults(&row, gens, ourFirst, peer)
 		}
 		rep.LoRA = append(rep.LoRA, row)
 		rep.Generate = append(rep.Generate, gens...)
 	}
 	rep.LoadAverageEnd = loadAverage()
 
-	rep.LogProbs.MeanLogProb = map[string]float64{}
-	names := []string{implLlamaCpp, implTrainer, implTrainerF32, implTransformers}
-	for _, name := range names {
-		if lp, ok := logProbs[name]; ok {
-			rep.LogProbs.MeanLogProb[name] = meanOf(lp)
-		}
-	}
-	for i, a := range names {
-		for _, b := range names[i+1:] {
-			if logProbs[a] == nil || logProbs[b] == nil {
-				continue
-			}
-			d, err := compareLogProbs(a, b, logProbs[a], logProbs[b])
-			if err != nil {
-				return err
-			}
-			rep.LogProbs.Pairs = append(rep.LogProbs.Pairs, d)
-		}
+	if rep.LogProbs, err = compareAll(logProbs); err != nil {
+		return err
 	}
 
 	if c.Bool("json") {
