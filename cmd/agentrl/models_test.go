@@ -70,7 +70,7 @@ func TestDemoOnAMadeModel(t *testing.T) {
 	if _, err := initmodel.Write(model, initmodel.Config{Preset: "tiny", Seed: 3, ContextLength: 2048}); err != nil {
 		t.Fatal(err)
 	}
-	text, err := runApp(t, newApp(), "demo", "--model", model, "--out", out, "--threads", "1")
+	text, err := runApp(t, newApp(), "demo", "--model", model, "--out", out, "--threads", "1", "--episodes", "4", "--demos", "4")
 	if err != nil {
 		t.Fatalf("%v\n%s", err, text)
 	}
