@@ -2,6 +2,7 @@ package llm
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -23,14 +24,7 @@ var quantizeTypes = map[string]cgo.FileType{
 }
 
 // QuantizeTypes lists the names Quantize accepts, sorted.
-func QuantizeTypes() []string {
-	names := make([]string, 0, len(quantizeTypes))
-	for n := range quantizeTypes {
-		names = append(names, n)
-	}
-	slices.Sort(names)
-	return names
-}
+func QuantizeTypes() []string { return slices.Sorted(maps.Keys(quantizeTypes)) }
 
 // Quantize writes the model at in with its weight matrices converted to
 // typ (e.g. "q4_k_m", "q8_0"; see QuantizeTypes) at out, choosing each

@@ -23,6 +23,9 @@ func demoCommand() *cli.Command {
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "keep the data, adapter and trajectories in `DIR` (default: a temporary folder)"},
 			&cli.StringFlag{Name: "model", Value: models.DefaultModel, Usage: modelUsage},
+			&cli.IntFlag{Name: "threads", Usage: "CPU threads of every step (0: one per core)"},
+			&cli.IntFlag{Name: "episodes", Value: 16, Usage: "WebShop test tasks the model is evaluated on, before and after"},
+			&cli.IntFlag{Name: "demos", Value: 48, Usage: "expert demonstrations it is fine-tuned on"},
 		},
 		Action: runDemo,
 	}
@@ -41,15 +44,25 @@ func runDemo(c *cli.Context) error {
 		return err
 	}
 	model := c.String("model")
+	if c.Int("threads") < 0 {
+		return fmt.Errorf("--threads %d must not be negative", c.Int("threads"))
+	}
+	for _, name := range []string{"episodes", "demos"} {
+		if c.Int(name) <= 0 {
+			return fmt.Errorf("--%s %d must be positive", name, c.Int(name))
+		}
+	}
+	episodes := fmt.Sprint(c.Int("episodes"))
+	threads := []string{"--threads", fmt.Sprint(c.Int("threads"))}
 	demos := filepath.Join(out, "webshop-demos.jsonl")
 	adapter := filepath.Join(out, "webshop-lora.gguf")
-	// The model's evaluation: the same 16 test tasks, greedy, before and
+	// The model's evaluation: the same test tasks, greedy, before and
 	// after fine-tuning; six steps are enough for the expert's episodes.
 	evalModel := func(name string, extra ...string) []string {
 		args := []string{"envs", "eval", "webshop", "--policy", "model", "--model", model, "--split", "test",
-			"--episodes", "16", "--parallel", "16", "--max-steps", "6", "--max-tokens", "32", "--temperature", "0",
+			"--episodes", episodes, "--parallel", episodes, "--max-steps", "6", "--max-tokens", "32", "--temperature", "0",
 			"--out", filepath.Join(out, name)}
-		return append(args, extra...)
+		return append(append(args, extra...), threads...)
 	}
 	var steps [][]string
 	steps = append(steps, []string{"version"})
@@ -58,11 +71,11 @@ func runDemo(c *cli.Context) error {
 	}
 	steps = append(steps,
 		[]string{"generate", "--model", model, "--chat", "--prompt", "In one sentence: how would you find a gluten free snack under 10 dollars in an online shop?",
-			"--max-tokens", "48", "--temperature", "0"},
-		[]string{"envs", "eval", "webshop", "--policy", "expert", "--split", "test", "--episodes", "16", "--parallel", "16"},
+			"--max-tokens", "48", "--temperature", "0", "--threads", threads[1]},
+		[]string{"envs", "eval", "webshop", "--policy", "expert", "--split", "test", "--episodes", episodes, "--parallel", episodes},
 		evalModel("before.jsonl"),
-		[]string{"envs", "demos", "webshop", "--split", "train", "--episodes", "48", "--out", demos},
-		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048"},
+		[]string{"envs", "demos", "webshop", "--split", "train", "--episodes", fmt.Sprint(c.Int("demos")), "--out", demos},
+		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048", "--threads", threads[1]},
 		evalModel("after.jsonl", "--lora", adapter),
 	)
 	start := time.Now()

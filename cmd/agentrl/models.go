@@ -48,12 +48,12 @@ func runModelsPull(c *cli.Context) error {
 		return err
 	}
 	if len(args) != 1 {
-		return fmt.Errorf("models pull: want one model name (%s)", catalogueNames())
+		return fmt.Errorf("models pull: want one model name (%s)", models.Names())
 	}
 	name := args[0]
 	k, ok := models.Lookup(name)
 	if !ok {
-		return fmt.Errorf("models pull: unknown model %q (the catalogue has %s)", name, catalogueNames())
+		return fmt.Errorf("models pull: unknown model %q (the catalogue has %s)", name, models.Names())
 	}
 	path, err := models.Pull(c.Context, k, models.PullOptions{Python: c.String("python"), FindLinks: c.String("find-links"),
 		From: c.String("from"), Force: c.Bool("force"), Progress: c.App.ErrWriter})
@@ -62,17 +62,6 @@ func runModelsPull(c *cli.Context) error {
 	}
 	fmt.Fprintln(c.App.Writer, path)
 	return nil
-}
-
-func catalogueNames() string {
-	s := ""
-	for i, k := range models.Catalogue {
-		if i > 0 {
-			s += ", "
-		}
-		s += k.Name
-	}
-	return s
 }
 
 func runModelsList(c *cli.Context) error {

@@ -58,8 +58,8 @@ func Lookup(name string) (Known, bool) {
 	return Catalogue[i], true
 }
 
-// names lists the catalogue's model names for messages.
-func names() string {
+// Names lists the catalogue's model names, for messages.
+func Names() string {
 	var n []string
 	for _, k := range Catalogue {
 		n = append(n, k.Name)
@@ -98,7 +98,7 @@ const ollamaPrefix = "ollama:"
 // catalogue name to its cached file, whose checksum is verified.
 func Resolve(spec string) (string, error) {
 	if spec == "" {
-		return "", errors.New("no model given: pass --model with a GGUF file, " + names() + " or ollama:NAME")
+		return "", errors.New("no model given: pass --model with a GGUF file, " + Names() + " or ollama:NAME")
 	}
 	if name, ok := strings.CutPrefix(spec, ollamaPrefix); ok {
 		return resolveOllama(name)
@@ -114,7 +114,7 @@ func Resolve(spec string) (string, error) {
 		if strings.ContainsAny(spec, `/\`) || strings.HasSuffix(strings.ToLower(spec), ".gguf") {
 			return "", fmt.Errorf("model %s: no such file", spec)
 		}
-		return "", fmt.Errorf("unknown model %q: not a file and not a model agentrl knows (%s); for an ollama model write ollama:%s", spec, names(), spec)
+		return "", fmt.Errorf("unknown model %q: not a file and not a model agentrl knows (%s); for an ollama model write ollama:%s", spec, Names(), spec)
 	}
 	path, err := CachedPath(k)
 	if err != nil {

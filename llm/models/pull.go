@@ -13,7 +13,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"time"
 )
 
 // PullOptions configure Pull.
@@ -169,7 +168,6 @@ func install(ctx context.Context, source, path string, k Known, progress io.Writ
 	h := sha256.New()
 	counter := &progressCounter{w: progress, total: size, name: k.Name}
 	_, err = io.Copy(io.MultiWriter(tmp, h, counter), ctxReader{ctx, src})
-	counter.done()
 	if cerr := tmp.Close(); err == nil {
 		err = cerr
 	}
@@ -244,27 +242,20 @@ func (c ctxReader) Read(b []byte) (int, error) {
 	return c.r.Read(b)
 }
 
-// progressCounter prints how much of a copy is done, at most twice a
-// second.
+// progressCounter prints a line at every quarter of a copy.
 type progressCounter struct {
-	w     io.Writer
-	name  string
-	total int64
-	n     int64
-	last  time.Time
+	w       io.Writer
+	name    string
+	total   int64
+	n       int64
+	printed int64 // quarters printed
 }
 
 func (p *progressCounter) Write(b []byte) (int, error) {
 	p.n += int64(len(b))
-	if now := time.Now(); now.Sub(p.last) >= 500*time.Millisecond {
-		p.last = now
-		fmt.Fprintf(p.w, "\rextracting %s: %3.0f%% of %.0f MB", p.name, 100*float64(p.n)/float64(max(p.total, 1)), float64(p.total)/1e6)
+	for p.printed < 4 && p.n*4 >= (p.printed+1)*max(p.total, 1) {
+		p.printed++
+		fmt.Fprintf(p.w, "extracting %s: %d%% of %.0f MB\n", p.name, 25*p.printed, float64(p.total)/1e6)
 	}
 	return len(b), nil
-}
-
-func (p *progressCounter) done() {
-	if !p.last.IsZero() {
-		fmt.Fprintf(p.w, "\rextracting %s: %3.0f%% of %.0f MB\n", p.name, 100*float64(p.n)/float64(max(p.total, 1)), float64(p.total)/1e6)
-	}
 }
