@@ -50,7 +50,7 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 	opts := cfg.Engine
 	opts.Parallel = cfg.Parallel
 	opts = opts.withDefaults(m.info)
-	if err := opts.validate(); err != nil {
+	if err := opts.validate(m.info); err != nil {
 		return InferBenchResult{}, err
 	}
 	if cfg.PromptTokens+cfg.GenTokens > opts.Context {
@@ -117,7 +117,7 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 // tokens) and then decodes genTokens steps of one token per sequence, with
 // fixed tokens and no sampling: the throughput llama_decode alone allows.
 func plainLoop(m *Model, opts EngineOptions, prompts [][]int32, genTokens int) (promptS, genS float64, err error) {
-	c, err := cgo.NewContext(m.c, contextParams(opts))
+	c, err := cgo.NewContext(m.c, contextParams(opts, m.info))
 	if err != nil {
 		return 0, 0, err
 	}
