@@ -56,14 +56,6 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 	if cfg.PromptTokens+cfg.GenTokens > opts.Context {
 		return InferBenchResult{}, fmt.Errorf("bench: %d prompt + %d generated tokens exceed the context of %d", cfg.PromptTokens, cfg.GenTokens, opts.Context)
 	}
-	rng := rand.New(rand.NewPCG(1, 2))
-	prompts := make([][]int32, cfg.Parallel)
-	for i := range prompts {
-		prompts[i] = make([]int32, cfg.PromptTokens)
-		for k := range prompts[i] {
-			prompts[i][k] = int32(rng.IntN(m.info.VocabSize))
-		}
-	}
 	if cfg.Repeats <= 0 {
 		cfg.Repeats = 3
 	}
@@ -74,10 +66,11 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 		return res, err
 	}
 	defer e.Close()
+	// Every repeat has new prompts, so that the engine's prefix cache has
+	// nothing to reuse and both sides evaluate the same work.
+	rng := rand.New(rand.NewPCG(1, 2))
+	prompts := make([][]int32, cfg.Parallel)
 	reqs := make([]GenerateRequest, cfg.Parallel)
-	for i, p := range prompts {
-		reqs[i] = GenerateRequest{Tokens: p}
-	}
 	s := Sampling{Temperature: 1, TopP: 1, Seed: 1, MaxTokens: cfg.GenTokens, IgnoreEOS: true}
 	best := func(old, new float64) float64 {
 		if old == 0 || new < old {
@@ -87,6 +80,13 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 	}
 	var bestPrompt, bestGen, bestEngine float64
 	for r := 0; r < cfg.Repeats; r++ {
+		for i := range prompts {
+			prompts[i] = make([]int32, cfg.PromptTokens)
+			for k := range prompts[i] {
+				prompts[i][k] = int32(rng.IntN(m.info.VocabSize))
+			}
+			reqs[i] = GenerateRequest{Tokens: prompts[i]}
+		}
 		promptS, genS, err := plainLoop(m, opts, prompts, cfg.GenTokens)
 		if err != nil {
 			return res, err

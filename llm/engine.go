@@ -412,7 +412,7 @@ func (e *Engine) Stats() Stats {
 		Decodes: e.stats.decodes.Load(), PromptTokens: e.stats.promptTokens.Load(),
 		CachedTokens: e.stats.cachedTokens.Load(), GeneratedTokens: e.stats.generatedTokens.Load(),
 		StreamCopies: e.stats.streamCopies.Load(),
-		DecodeTime:      time.Duration(e.stats.decodeNS.Load()), BusyTime: time.Duration(e.stats.busyNS.Load()),
+		DecodeTime:   time.Duration(e.stats.decodeNS.Load()), BusyTime: time.Duration(e.stats.busyNS.Load()),
 	}
 	if s.BusyTime > 0 {
 		s.OrchestrationPct = 100 * float64(s.BusyTime-s.DecodeTime) / float64(s.BusyTime)
