@@ -23,6 +23,7 @@ func benchCommand() *cli.Command {
 			benchInferCommand(),
 			benchEnvsCommand(),
 			benchTrainCommand(),
+			benchRolloutsCommand(),
 		},
 	}
 }
