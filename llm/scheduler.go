@@ -362,6 +362,9 @@ func (s *scheduler) take(q *sequence, sl *kvSlot) {
 // step fills one batch (a token from every generating sequence, then prompt
 // tokens up to capacity), decodes it and consumes its logits.
 func (s *scheduler) step() {
+	// Copies first from slots that admission may take over, then for the
+	// sequences just admitted.
+	s.copyPrefixes()
 	s.admit()
 	s.copyPrefixes()
 	s.batch.Clear()
