@@ -87,22 +87,22 @@ func runBenchRollouts(c *cli.Context) error {
 			return err
 		}
 		report.Rollouts = append(report.Rollouts, r)
-		if !c.Bool("json") {
-			for _, side := range []rollout.BenchSide{r.Plain, r.Cached} {
-				fmt.Fprintf(c.App.ErrWriter, "%-9s prefix cache %-5v: %6.0f prompt tokens/episode evaluated (%6.0f reused), %.3f episodes/s, %.0f%% in llama_decode, %d steps\n",
-					name, side.PrefixCache, side.PromptTokensPerEpisode, side.CachedTokensPerEpisode, side.EpisodesPerSecond, side.DecodePct, side.Steps)
-			}
-			fmt.Fprintf(c.App.ErrWriter, "%-9s %.1fx fewer prompt tokens, %.2fx episodes/s\n", name, r.Ratios.FewerPromptTokens, r.Ratios.EpisodesPerSecond)
+		// The human summary goes to stderr as each part ends, also with
+		// --json: a full run takes a while.
+		for _, side := range []rollout.BenchSide{r.Plain, r.Cached} {
+			fmt.Fprintf(c.App.ErrWriter, "%-9s prefix cache %-5v: %6.0f prompt tokens/episode evaluated (%6.0f reused), %.3f episodes/s, %.0f%% in llama_decode, %d steps\n",
+				name, side.PrefixCache, side.PromptTokensPerEpisode, side.CachedTokensPerEpisode, side.EpisodesPerSecond, side.DecodePct, side.Steps)
 		}
+		fmt.Fprintf(c.App.ErrWriter, "%-9s %.1fx fewer prompt tokens, %.2fx episodes/s\n", name, r.Ratios.FewerPromptTokens, r.Ratios.EpisodesPerSecond)
 	}
 	report.Scoring, err = rollout.BenchScoreCandidates(c.Context, l.model, opts, c.Int("state-tokens"), c.Int("candidates"), c.Int("action-tokens"), c.Int("repeats"))
 	if err != nil {
 		return err
 	}
+	sc := report.Scoring
+	fmt.Fprintf(c.App.ErrWriter, "scoring %d actions of %d tokens under a %d-token state: %.3f s re-evaluating it, %.3f s evaluating it once (%.1fx)\n",
+		sc.Candidates, sc.ActionTokens, sc.StateTokens, sc.PlainSeconds, sc.SharedSeconds, sc.Speedup)
 	if !c.Bool("json") {
-		sc := report.Scoring
-		fmt.Fprintf(c.App.ErrWriter, "scoring %d actions of %d tokens under a %d-token state: %.3f s re-evaluating it, %.3f s evaluating it once (%.1fx)\n",
-			sc.Candidates, sc.ActionTokens, sc.StateTokens, sc.PlainSeconds, sc.SharedSeconds, sc.Speedup)
 		return nil
 	}
 	enc := json.NewEncoder(c.App.Writer)
