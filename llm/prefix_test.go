@@ -16,12 +16,9 @@ import (
 
 const cacheTolerance = 1e-5
 
-// cachedAndPlain makes two engines with opts, with and without the cache,
-// on one thread each (two threads spin against each other when the machine
-// is busy).
+// cachedAndPlain makes two engines with opts, with and without the cache.
 func cachedAndPlain(t *testing.T, opts EngineOptions) (cached, plain *Engine) {
 	t.Helper()
-	opts.Threads = 1
 	cached = newTestEngine(t, opts)
 	opts.NoPrefixCache = true
 	return cached, newTestEngine(t, opts)
