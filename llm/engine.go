@@ -32,7 +32,34 @@ type EngineOptions struct {
 	// each. The n samples of a prompt then share its cells without a copy,
 	// but every sequence attends over the span of all used cells, which
 	// measured 1.3-1.9x slower at 32-64 sequences (docs/results/inference.md).
+	// The prefix cache needs a stream per sequence: with SharedKV nothing is
+	// kept between calls.
 	SharedKV bool
+	// CacheMiB is the KV cache's memory budget. It holds CacheMiB / (Context
+	// x KV bytes per token) streams of Context tokens: Parallel of them
+	// decode, the others keep conversations and shared prefixes between
+	// calls (the prefix cache, see Session). 0 (the default) makes Parallel
+	// streams, the memory Parallel sequences of Context tokens need.
+	CacheMiB int
+	// NoPrefixCache evaluates every prompt whole, as if nothing were cached
+	// (for comparisons; results are the same either way).
+	NoPrefixCache bool
+}
+
+// kvBytesPerToken is the size of one token's keys and values in the KV cache
+// (F16, every layer), from the model's shape.
+func kvBytesPerToken(info Info) int64 {
+	headDim := int64(info.Embedding / max(info.Heads, 1))
+	return int64(info.Layers) * int64(info.HeadsKV) * headDim * 2 * 2
+}
+
+// streams is the number of KV streams (llama.cpp sequence ids) the cache
+// budget holds; with SharedKV it is Parallel.
+func (o EngineOptions) streams(info Info) int {
+	if o.SharedKV || o.CacheMiB == 0 {
+		return o.Parallel
+	}
+	return int(int64(o.CacheMiB) << 20 / (int64(o.Context) * kvBytesPerToken(info)))
 }
 
 func (o EngineOptions) withDefaults(info Info) EngineOptions {
@@ -54,8 +81,17 @@ func (o EngineOptions) withDefaults(info Info) EngineOptions {
 	return o
 }
 
-func (o EngineOptions) validate() error {
+func (o EngineOptions) validate(info Info) error {
+	streams := o.streams(info)
 	switch {
+	case o.CacheMiB < 0:
+		return fmt.Errorf("KV cache budget %d MiB must not be negative", o.CacheMiB)
+	case streams < 1:
+		return fmt.Errorf("KV cache budget of %d MiB is too small for one sequence of %d tokens (%d KiB per token)", o.CacheMiB, o.Context, kvBytesPerToken(info)>>10)
+	case streams < o.Parallel:
+		return fmt.Errorf("KV cache budget of %d MiB holds %d sequences of %d tokens, fewer than the %d parallel ones", o.CacheMiB, streams, o.Context, o.Parallel)
+	case streams > cgo.MaxParallelSequences():
+		return fmt.Errorf("KV cache budget of %d MiB makes %d streams of %d tokens, more than llama.cpp's limit of %d sequences: lower it or raise the context", o.CacheMiB, streams, o.Context, cgo.MaxParallelSequences())
 	case o.Parallel > cgo.MaxParallelSequences():
 		return fmt.Errorf("parallel sequences %d exceed llama.cpp's limit of %d", o.Parallel, cgo.MaxParallelSequences())
 	case o.Context < 8:
@@ -68,10 +104,11 @@ func (o EngineOptions) validate() error {
 	return nil
 }
 
-func contextParams(o EngineOptions) cgo.ContextParams {
+func contextParams(o EngineOptions, info Info) cgo.ContextParams {
+	streams := o.streams(info)
 	return cgo.ContextParams{
-		NCtx: o.Context * o.Parallel, NBatch: o.Batch, NUBatch: o.UBatch,
-		NSeqMax: o.Parallel, Threads: o.Threads, ThreadsBatch: o.Threads,
+		NCtx: o.Context * streams, NBatch: o.Batch, NUBatch: o.UBatch,
+		NSeqMax: streams, Threads: o.Threads, ThreadsBatch: o.Threads,
 		FlashAttn: o.FlashAttn, KVUnified: o.SharedKV,
 	}
 }
@@ -95,10 +132,10 @@ type Engine struct {
 // NewEngine creates an inference engine on the model.
 func (m *Model) NewEngine(opts EngineOptions) (*Engine, error) {
 	opts = opts.withDefaults(m.info)
-	if err := opts.validate(); err != nil {
+	if err := opts.validate(m.info); err != nil {
 		return nil, err
 	}
-	c, err := cgo.NewContext(m.c, contextParams(opts))
+	c, err := cgo.NewContext(m.c, contextParams(opts, m.info))
 	if err != nil {
 		return nil, fmt.Errorf("engine for %s: %w", m.info.Path, err)
 	}
@@ -137,6 +174,9 @@ type GenerateRequest struct {
 	// N is the number of completions to sample (default 1); they share one
 	// evaluation of the prompt.
 	N int
+	// Session, when set, is the conversation the prompt continues: the
+	// engine keeps its KV cells for it between calls (see Session).
+	Session *Session
 }
 
 // Completion is one sampled continuation.
@@ -190,6 +230,9 @@ func (e *Engine) Generate(ctx context.Context, reqs []GenerateRequest, s Samplin
 	j := e.newJob(ctx, opts)
 	results := make([][]Completion, len(reqs))
 	for i, r := range reqs {
+		if err := e.checkSession(r.Session); err != nil {
+			return nil, fmt.Errorf("prompt %d: %w", i, err)
+		}
 		tokens, err := e.promptTokens(r.Prompt, r.Tokens)
 		if err != nil {
 			return nil, fmt.Errorf("prompt %d: %w", i, err)
@@ -204,11 +247,11 @@ func (e *Engine) Generate(ctx context.Context, reqs []GenerateRequest, s Samplin
 		results[i] = make([]Completion, n)
 		var leader *sequence
 		for k := 0; k < n; k++ {
-			sq := &sequence{job: j, tokens: tokens, slot: -1, sampler: newSampler(s, seed, k),
+			sq := &sequence{job: j, tokens: tokens, sampler: newSampler(s, seed, k),
 				completion: &results[i][k], maxTokens: s.MaxTokens, stops: s.Stop, ignoreEOS: s.IgnoreEOS}
 			sq.completion.Prompt, sq.completion.Sample, sq.completion.PromptTokens = i, k, len(tokens)
 			if leader == nil {
-				leader = sq
+				leader, sq.session = sq, r.Session
 				j.seqs = append(j.seqs, sq)
 			} else {
 				leader.followers = append(leader.followers, sq)
@@ -231,6 +274,8 @@ type ScoreRequest struct {
 	Continuation       string
 	PromptTokens       []int32
 	ContinuationTokens []int32
+	// Session, when set, is the conversation the prompt belongs to.
+	Session *Session
 }
 
 // ScoreResult holds the log-probability of each continuation token.
@@ -247,6 +292,9 @@ func (e *Engine) Score(ctx context.Context, reqs []ScoreRequest, opts CallOption
 	j := e.newJob(ctx, opts)
 	results := make([]ScoreResult, len(reqs))
 	for i, r := range reqs {
+		if err := e.checkSession(r.Session); err != nil {
+			return nil, fmt.Errorf("score %d: %w", i, err)
+		}
 		prompt, err := e.promptTokens(r.Prompt, r.PromptTokens)
 		if err != nil {
 			return nil, fmt.Errorf("score %d: %w", i, err)
@@ -269,7 +317,7 @@ func (e *Engine) Score(ctx context.Context, reqs []ScoreRequest, opts CallOption
 		all := make([]int32, 0, len(prompt)+len(cont))
 		all = append(append(all, prompt...), cont...)
 		results[i] = ScoreResult{Tokens: cont, LogProbs: make([]float32, len(cont))}
-		j.seqs = append(j.seqs, &sequence{job: j, tokens: all, scoreFrom: len(prompt), slot: -1, score: &results[i]})
+		j.seqs = append(j.seqs, &sequence{job: j, tokens: all, scoreFrom: len(prompt), score: &results[i], session: r.Session})
 		j.remaining++
 	}
 	if err := e.run(ctx, j); err != nil {
@@ -317,7 +365,7 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 			return errors.New("adapter not loaded for this engine's model")
 		}
 	}
-	if j.remaining == 0 {
+	if j.remaining == 0 && j.control == nil {
 		return nil
 	}
 	select {
@@ -339,16 +387,22 @@ func (e *Engine) run(ctx context.Context, j *job) error {
 
 // Stats are cumulative counters of an engine's work.
 type Stats struct {
-	Decodes          int64         `json:"decodes"`
-	PromptTokens     int64         `json:"prompt_tokens"`
-	GeneratedTokens  int64         `json:"generated_tokens"`
+	Decodes int64 `json:"decodes"`
+	// PromptTokens were evaluated; CachedTokens were prompt tokens whose
+	// KV cells came from the prefix cache instead.
+	PromptTokens    int64 `json:"prompt_tokens"`
+	CachedTokens    int64 `json:"cached_tokens"`
+	GeneratedTokens int64 `json:"generated_tokens"`
+	// StreamCopies counts copies of a KV stream into another (a shared
+	// prefix handed to a second sequence).
+	StreamCopies     int64         `json:"stream_copies"`
 	DecodeTime       time.Duration `json:"decode_ns"`
 	BusyTime         time.Duration `json:"busy_ns"` // wall time with work in flight
 	OrchestrationPct float64       `json:"orchestration_pct"`
 }
 
 type engineStats struct {
-	decodes, promptTokens, generatedTokens, decodeNS, busyNS atomic.Int64
+	decodes, promptTokens, cachedTokens, generatedTokens, streamCopies, decodeNS, busyNS atomic.Int64
 }
 
 // Stats returns the engine's counters; OrchestrationPct is the share of
@@ -356,8 +410,9 @@ type engineStats struct {
 func (e *Engine) Stats() Stats {
 	s := Stats{
 		Decodes: e.stats.decodes.Load(), PromptTokens: e.stats.promptTokens.Load(),
-		GeneratedTokens: e.stats.generatedTokens.Load(),
-		DecodeTime:      time.Duration(e.stats.decodeNS.Load()), BusyTime: time.Duration(e.stats.busyNS.Load()),
+		CachedTokens: e.stats.cachedTokens.Load(), GeneratedTokens: e.stats.generatedTokens.Load(),
+		StreamCopies: e.stats.streamCopies.Load(),
+		DecodeTime:   time.Duration(e.stats.decodeNS.Load()), BusyTime: time.Duration(e.stats.busyNS.Load()),
 	}
 	if s.BusyTime > 0 {
 		s.OrchestrationPct = 100 * float64(s.BusyTime-s.DecodeTime) / float64(s.BusyTime)
@@ -367,7 +422,8 @@ func (e *Engine) Stats() Stats {
 
 // ResetStats zeroes the counters.
 func (e *Engine) ResetStats() {
-	for _, c := range []*atomic.Int64{&e.stats.decodes, &e.stats.promptTokens, &e.stats.generatedTokens, &e.stats.decodeNS, &e.stats.busyNS} {
+	for _, c := range []*atomic.Int64{&e.stats.decodes, &e.stats.promptTokens, &e.stats.cachedTokens, &e.stats.generatedTokens,
+		&e.stats.streamCopies, &e.stats.decodeNS, &e.stats.busyNS} {
 		c.Store(0)
 	}
 }

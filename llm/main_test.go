@@ -42,10 +42,13 @@ func runTests(m *testing.M) int {
 }
 
 // newTestEngine starts an engine on the test model, closed with the test.
+// It runs llama.cpp on one thread: on a busy machine two threads spin at
+// ggml's barriers waiting for each other, which made single tests take
+// minutes.
 func newTestEngine(t *testing.T, opts EngineOptions) *Engine {
 	t.Helper()
 	if opts.Threads == 0 {
-		opts.Threads = 2
+		opts.Threads = 1
 	}
 	e, err := testModel.NewEngine(opts)
 	if err != nil {

@@ -11,12 +11,14 @@ import (
 	"github.com/agentrl/agentrl/cgo"
 )
 
-// job is one Generate or Score call inside the engine.
+// job is one Generate or Score call inside the engine, or a control
+// message run by the engine goroutine.
 type job struct {
 	ctx       context.Context
 	adapters  []AdapterScale
 	seqs      []*sequence // leaders, in request order
 	remaining int         // sequences not finished
+	control   func(*scheduler)
 	err       error
 	done      chan struct{}
 }
@@ -30,10 +32,15 @@ func (j *job) finish(err error) {
 
 // sequence is one prompt being scored, or one sample being generated.
 type sequence struct {
-	job    *job
-	tokens []int32 // prompt, or prompt + continuation when scoring
-	fed    int     // tokens of tokens already in the KV cache
-	slot   int     // llama.cpp sequence id, -1 before admission
+	job     *job
+	tokens  []int32 // prompt, or prompt + continuation when scoring
+	fed     int     // tokens of tokens already in the KV cache
+	slot    *kvSlot // nil before admission
+	session *Session
+	// prefixFrom is the slot whose cells this sequence copies, once they
+	// hold prefixLen tokens of its prompt, instead of evaluating them.
+	prefixFrom *kvSlot
+	prefixLen  int
 
 	// Scoring: the continuation starts at tokens[scoreFrom].
 	score     *ScoreResult
@@ -63,6 +70,25 @@ func (s *sequence) generating() bool {
 	return s.score == nil && s.fed == len(s.tokens) && len(s.completion.Tokens) > 0
 }
 
+// held is the tokens whose KV cells the sequence's slot holds, at positions
+// 0 to len-1: the prompt fed so far and every sampled token but the last.
+func (s *sequence) held() []int32 {
+	if !s.generating() {
+		return s.tokens[:s.fed]
+	}
+	gen := s.completion.Tokens
+	return append(s.tokens[:s.fed:s.fed], gen[:len(gen)-1]...)
+}
+
+// firstOutput is the index of the first token whose logits the sequence
+// needs: the prefix before it can come from the cache.
+func (s *sequence) firstOutput() int {
+	if s.score != nil {
+		return s.scoreFrom - 1
+	}
+	return len(s.tokens) - 1
+}
+
 func boolInt(b bool) int {
 	if b {
 		return 1
@@ -82,8 +108,9 @@ type scheduler struct {
 	e        *Engine
 	vocab    *vocabCache
 	batch    *cgo.Batch
-	free     []int       // free llama.cpp sequence ids
-	active   []*sequence // admitted, holding a slot
+	slots    []*kvSlot   // one per llama.cpp sequence id
+	tick     uint64      // counts releases, for least-recently-used eviction
+	active   []*sequence // admitted, holding a slot, in slot order
 	waiting  []*sequence // leaders waiting for slots
 	jobs     []*job      // jobs with sequences in active or waiting
 	deferred []*job      // jobs waiting for a different adapter set
@@ -108,15 +135,18 @@ func (e *Engine) loop() {
 	defer close(e.done)
 	s := &scheduler{e: e, vocab: e.model.vocabulary(), batch: cgo.NewBatch(e.opts.Batch, 1)}
 	defer s.batch.Free()
-	for i := e.opts.Parallel - 1; i >= 0; i-- {
-		s.free = append(s.free, i)
+	for i := range e.opts.streams(e.model.info) {
+		s.slots = append(s.slots, &kvSlot{id: i})
 	}
 	for {
 		if len(s.jobs) == 0 {
-			// Resetting the emptied cache puts new sequences back at the
-			// start of the KV buffer: llama.cpp attends over the span of
-			// used cells, and scattered leftovers would widen it.
-			e.ctx.MemoryClear()
+			if !s.caching() {
+				// Resetting the emptied cache puts new sequences back at
+				// the start of the shared KV buffer: llama.cpp attends
+				// over the span of used cells, and scattered leftovers
+				// would widen it.
+				e.ctx.MemoryClear()
+			}
 			if !s.takeIdle() {
 				s.failAll(ErrClosed)
 				return
@@ -152,6 +182,11 @@ func (s *scheduler) takeIdle() bool {
 			return false
 		}
 	}
+	if j.control != nil {
+		j.control(s)
+		j.finish(nil)
+		return true
+	}
 	if err := s.setAdapters(j.adapters); err != nil {
 		j.finish(err)
 		return true
@@ -176,7 +211,10 @@ func (s *scheduler) drainQueue() {
 	for {
 		select {
 		case j := <-s.e.jobs:
-			if sameAdapters(j.adapters, s.adapters) {
+			if j.control != nil {
+				j.control(s)
+				j.finish(nil)
+			} else if sameAdapters(j.adapters, s.adapters) {
 				s.accept(j)
 			} else {
 				s.deferred = append(s.deferred, j)
@@ -234,7 +272,10 @@ func (s *scheduler) dropCancelled() {
 func (s *scheduler) removeJob(j *job, err error) {
 	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool {
 		if q.job == j {
+			// Its cells may be part-way through a prompt: forget them.
+			sl := q.slot
 			s.release(q)
+			sl.clear(s.e.ctx)
 			return true
 		}
 		return false
@@ -262,25 +303,39 @@ func (s *scheduler) failAll(err error) {
 	}
 }
 
-// release frees a sequence's slot and KV cells.
+// release frees a sequence's slot. With the prefix cache on, the slot keeps
+// its cells for a later sequence with the same prefix.
 func (s *scheduler) release(q *sequence) {
-	if q.slot >= 0 {
-		s.e.ctx.SeqRemove(q.slot, -1, -1)
-		s.free = append(s.free, q.slot)
-		q.slot = -1
+	sl := q.slot
+	if sl == nil {
+		return
 	}
+	sl.seq, q.slot = nil, nil
+	s.tick++
+	sl.lastUse = s.tick
+	if !s.caching() {
+		sl.clear(s.e.ctx)
+		return
+	}
+	sl.tokens = slices.Clone(q.held())
+	sl.adapters = s.adapters
+	// A sequence outside the slot's session has overwritten its cells.
+	sl.session = q.session
 }
 
 // admit gives free slots to waiting leaders and as many of their followers
 // as fit; followers that do not fit wait as a new group with its own leader.
 func (s *scheduler) admit() {
-	for len(s.waiting) > 0 && len(s.free) > 0 {
+	parallel := s.e.opts.Parallel
+	admitted := false
+	for len(s.waiting) > 0 && len(s.active) < parallel {
 		q := s.waiting[0]
 		s.waiting = s.waiting[1:]
-		s.take(q)
-		n := min(len(q.followers), len(s.free))
+		s.place(q)
+		n := min(len(q.followers), parallel-len(s.active))
 		for _, f := range q.followers[:n] {
-			s.take(f)
+			s.take(f, s.victim(nil))
+			f.slot.clear(s.e.ctx)
 			f.awaitsCopy = true
 		}
 		if rest := q.followers[n:]; len(rest) > 0 {
@@ -289,19 +344,29 @@ func (s *scheduler) admit() {
 			s.waiting = slices.Insert(s.waiting, 0, lead)
 		}
 		q.followers = q.followers[:n]
+		admitted = true
+	}
+	if admitted {
+		// llama.cpp splits a batch into micro-batches of sequences with
+		// consecutive ids in the order the batch lists them: feeding in
+		// slot order keeps that one micro-batch where the ids allow.
+		slices.SortFunc(s.active, func(a, b *sequence) int { return a.slot.id - b.slot.id })
 	}
 }
 
-func (s *scheduler) take(q *sequence) {
-	q.slot = s.free[len(s.free)-1]
-	s.free = s.free[:len(s.free)-1]
+func (s *scheduler) take(q *sequence, sl *kvSlot) {
+	sl.seq, q.slot = q, sl
 	s.active = append(s.active, q)
 }
 
 // step fills one batch (a token from every generating sequence, then prompt
 // tokens up to capacity), decodes it and consumes its logits.
 func (s *scheduler) step() {
+	// Copies first from slots that admission may take over, then for the
+	// sequences just admitted.
+	s.copyPrefixes()
 	s.admit()
+	s.copyPrefixes()
 	s.batch.Clear()
 	s.outputs = s.outputs[:0]
 	s.batchSeqs = s.batchSeqs[:0]
@@ -311,12 +376,12 @@ func (s *scheduler) step() {
 		if q.generating() {
 			s.batchSeqs = append(s.batchSeqs, batchEntry{q, q.pos()})
 			s.outputs = append(s.outputs, output{q, -1, s.batch.Len()})
-			s.batch.Add(q.next, q.pos(), q.slot, true)
+			s.batch.Add(q.next, q.pos(), q.slot.id, true)
 			nGen++
 		}
 	}
 	for _, q := range s.active {
-		if q.awaitsCopy || q.fed == len(q.tokens) || s.batch.Len() == capacity {
+		if q.awaitsCopy || q.prefixFrom != nil || q.fed == len(q.tokens) || s.batch.Len() == capacity {
 			continue
 		}
 		s.batchSeqs = append(s.batchSeqs, batchEntry{q, q.fed})
@@ -326,7 +391,7 @@ func (s *scheduler) step() {
 			if want {
 				s.outputs = append(s.outputs, output{q, i, s.batch.Len()})
 			}
-			s.batch.Add(q.tokens[i], i, q.slot, want)
+			s.batch.Add(q.tokens[i], i, q.slot.id, want)
 			q.fed++
 			nPrompt++
 		}
@@ -376,7 +441,7 @@ func (s *scheduler) step() {
 		}
 		s.apply(d)
 	}
-	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool { return q.slot < 0 })
+	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool { return q.slot == nil })
 }
 
 // wantsLogits reports whether the logits after tokens[i] are needed.
@@ -391,7 +456,7 @@ func (s *scheduler) wantsLogits(q *sequence, i int) bool {
 // finished, so every sequence in the batch is cut back to where it stood.
 func (s *scheduler) rollBack() {
 	for _, b := range s.batchSeqs {
-		s.e.ctx.SeqRemove(b.seq.slot, b.pos, -1)
+		s.e.ctx.SeqRemove(b.seq.slot.id, b.pos, -1)
 		if !b.seq.generating() {
 			b.seq.fed = b.pos
 		}
@@ -418,7 +483,7 @@ func (s *scheduler) collectDraws() {
 		q := o.seq
 		if q.score == nil && o.index >= 0 {
 			for _, f := range q.followers {
-				s.e.ctx.SeqCopy(q.slot, f.slot, -1, -1)
+				s.copyStream(q.slot, f.slot)
 				f.fed, f.awaitsCopy = len(f.tokens), false
 				s.draws = append(s.draws, draw{seq: f, logits: logits})
 			}

@@ -6,6 +6,7 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"sync"
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs/runner"
@@ -16,10 +17,45 @@ import (
 // conversation is rendered with the model's chat template; when it does not
 // fit the engine's context, the oldest turns after the first observation
 // (which states the task) are dropped.
+//
+// Each runner slot's conversation is an engine session, so a turn evaluates
+// only the tokens added since the previous one; the engine compares tokens,
+// so a new episode in the slot or a history cut to fit the context reuses
+// what still matches (the system prompt at least) and evaluates the rest.
+// Close the policy when the run is over.
 type LLMPolicy struct {
 	Engine   *llm.Engine
 	Sampling llm.Sampling
 	Adapters []llm.AdapterScale
+
+	mu       sync.Mutex
+	sessions map[int]*llm.Session // by runner slot
+}
+
+// session returns the engine session of a runner slot.
+func (p *LLMPolicy) session(slot int) *llm.Session {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.sessions == nil {
+		p.sessions = map[int]*llm.Session{}
+	}
+	s, ok := p.sessions[slot]
+	if !ok {
+		s = p.Engine.NewSession()
+		p.sessions[slot] = s
+	}
+	return s
+}
+
+// Close ends the policy's engine sessions; their cached cells become
+// ordinary cache entries. The engine stays open.
+func (p *LLMPolicy) Close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, s := range p.sessions {
+		s.Close()
+	}
+	p.sessions = nil
 }
 
 // DefaultActionSampling samples actions at temperature 1 with at most 128
@@ -38,7 +74,7 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []runner.Request) ([]runner.R
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Env, err)
 		}
-		reqs[i] = llm.GenerateRequest{Tokens: tokens}
+		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: p.session(r.Slot)}
 	}
 	res, err := p.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: p.Adapters})
 	if err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -25,7 +26,9 @@ func newEngine(t *testing.T, opts llm.EngineOptions) *llm.Engine {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opts.Threads = 2
+	if opts.Threads == 0 {
+		opts.Threads = 2
+	}
 	e, err := m.NewEngine(opts)
 	if err != nil {
 		m.Close()
@@ -101,5 +104,61 @@ func TestPromptDropsOldTurnsToFit(t *testing.T) {
 	huge := []chat.Message{{Role: chat.System, Content: strings.Repeat("rule ", 400)}, {Role: chat.User, Content: "go"}}
 	if _, err := p.Prompt(huge); err == nil || !strings.Contains(err.Error(), "context") {
 		t.Fatalf("want a context error for a system prompt that cannot fit, got %v", err)
+	}
+}
+
+// TestSessionsDoNotChangeRollouts runs the same greedy rollouts with the
+// engine's prefix cache and without: new episodes in a slot and histories
+// cut to fit the context must leave every token unchanged.
+func TestSessionsDoNotChangeRollouts(t *testing.T) {
+	factory, err := registry.Lookup("webshop")
+	if err != nil {
+		t.Fatal(err)
+	}
+	const ctxTokens, maxTokens = 600, 16
+	s := llm.Sampling{Temperature: 0, TopP: 1, Seed: 1, MaxTokens: maxTokens}
+	run := func(noCache bool) ([]runner.Trajectory, llm.Stats, int) {
+		// One thread: two spin against each other on a busy machine.
+		e := newEngine(t, llm.EngineOptions{Parallel: 2, Context: ctxTokens, NoPrefixCache: noCache, Threads: 1})
+		policy := &LLMPolicy{Engine: e, Sampling: s}
+		defer policy.Close()
+		longest := 0 // the longest whole conversation, in tokens
+		measured := runner.PolicyFunc(func(ctx context.Context, batch []runner.Request) ([]runner.Response, error) {
+			m := e.Model()
+			for _, r := range batch {
+				tokens, err := m.Tokenize(m.RenderChat(r.Messages, true), true, true)
+				if err != nil {
+					return nil, err
+				}
+				longest = max(longest, len(tokens))
+			}
+			return policy.Act(ctx, batch)
+		})
+		trajs, err := runner.Run(context.Background(), runner.Config{
+			NewEnv: factory, Parallel: 2, Episodes: 3, Split: envs.Test, MaxSteps: 6,
+		}, measured)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return trajs, e.Stats(), longest
+	}
+	got, cached, longest := run(false)
+	want, plain, _ := run(true)
+	if longest <= ctxTokens-maxTokens {
+		t.Fatalf("the longest conversation has %d tokens: no history was cut to fit %d", longest, ctxTokens-maxTokens)
+	}
+	for i := range want {
+		if len(got[i].Steps) != len(want[i].Steps) {
+			t.Fatalf("episode %d: %d steps with sessions, %d without", i, len(got[i].Steps), len(want[i].Steps))
+		}
+		for k := range want[i].Steps {
+			if g, w := got[i].Steps[k].TokenIDs, want[i].Steps[k].TokenIDs; !slices.Equal(g, w) {
+				t.Fatalf("episode %d step %d: %v with sessions, %v without", i, k, g, w)
+			}
+		}
+	}
+	t.Logf("prompt tokens evaluated: %d with sessions (%d reused), %d without", cached.PromptTokens, cached.CachedTokens, plain.PromptTokens)
+	if cached.PromptTokens >= plain.PromptTokens/2 {
+		t.Fatalf("sessions evaluated %d prompt tokens, re-evaluating %d: too little reuse", cached.PromptTokens, plain.PromptTokens)
 	}
 }

@@ -25,6 +25,7 @@ func benchCommand() *cli.Command {
 			benchEnvsCommand(),
 			benchTrainCommand(),
 			benchReferenceCommand(),
+			benchRolloutsCommand(),
 		},
 	}
 }
@@ -144,8 +145,8 @@ func runBenchInfer(c *cli.Context) error {
 			}
 			rep.Results = append(rep.Results, r)
 			if !c.Bool("json") {
-				fmt.Fprintf(c.App.ErrWriter, "%s  P=%-3d ceiling: prompt %7.0f tok/s, gen %7.0f tok/s | engine: gen %7.0f tok/s, %.3fx ceiling, orchestration %.1f%%\n",
-					filepath.Base(path), p, r.CeilingPromptTPS, r.CeilingGenTPS, r.EngineGenTPS, r.EngineVsCeiling, r.OrchestrationPct)
+				fmt.Fprintf(c.App.ErrWriter, "%s  P=%-3d ceiling: prompt %7.0f tok/s, gen %7.0f tok/s | engine: gen %7.0f tok/s, %.3fx ceiling (worst repeat %.3fx), orchestration %.1f%%\n",
+					filepath.Base(path), p, r.CeilingPromptTPS, r.CeilingGenTPS, r.EngineGenTPS, r.EngineVsCeiling, r.CeilingSeconds/r.EngineWorstSeconds, r.OrchestrationPct)
 			}
 		}
 		m.Close()

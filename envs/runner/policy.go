@@ -28,6 +28,10 @@ type Request struct {
 	// policies can ask it for an expert action (envs.Expert) or action
 	// examples (ActionExamples). Policies must not call Reset or Step.
 	Instance envs.Env
+	// Slot numbers the runner's instances (0 to Parallel-1): a policy can
+	// keep per-conversation state by slot, such as an inference session.
+	// A slot's next episode is a new conversation in the same slot.
+	Slot int
 }
 
 // Response is a policy's answer to one Request.

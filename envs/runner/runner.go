@@ -325,7 +325,7 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 	for len(t.Steps) < maxSteps {
 		// The events buffer has room for every worker's one pending event,
 		// so this send never blocks; the coordinator closes reply to abort.
-		w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env}}
+		w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env, Slot: w.slot}}
 		resp, ok := <-w.reply
 		if !ok {
 			return nil, errAborted
