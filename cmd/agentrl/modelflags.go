@@ -21,6 +21,7 @@ func modelFlags(required bool) []cli.Flag {
 		&cli.IntFlag{Name: "ctx", Usage: "context length per sequence in tokens (0 = the model's, at most 2048)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0 = one per core)"},
 		&cli.IntFlag{Name: "gpu-layers", Value: -1, Usage: "layers to offload to a GPU when one is present (-1 = all)"},
+		&cli.IntFlag{Name: "kv-cache-mib", Usage: "KV cache budget in MiB; beyond what the parallel sequences need it keeps conversations and shared prefixes between calls (0 = just the parallel sequences)"},
 	}
 }
 
@@ -53,6 +54,9 @@ func openModel(c *cli.Context, parallel int) (*loadedModel, error) {
 	if c.Int("threads") < 0 {
 		return nil, fmt.Errorf("--threads %d must be >= 0", c.Int("threads"))
 	}
+	if c.Int("kv-cache-mib") < 0 {
+		return nil, fmt.Errorf("--kv-cache-mib %d must be >= 0", c.Int("kv-cache-mib"))
+	}
 	specs := make([]adapterSpec, 0, len(c.StringSlice("lora")))
 	for _, s := range c.StringSlice("lora") {
 		spec, err := parseAdapterSpec(s)
@@ -79,7 +83,7 @@ func openModel(c *cli.Context, parallel int) (*loadedModel, error) {
 		}
 		l.adapters = append(l.adapters, llm.AdapterScale{Adapter: a, Scale: s.scale})
 	}
-	l.engine, err = m.NewEngine(llm.EngineOptions{Parallel: parallel, Context: c.Int("ctx"), Threads: c.Int("threads")})
+	l.engine, err = m.NewEngine(llm.EngineOptions{Parallel: parallel, Context: c.Int("ctx"), Threads: c.Int("threads"), CacheMiB: c.Int("kv-cache-mib")})
 	if err != nil {
 		l.Close()
 		return nil, err

@@ -32,6 +32,8 @@ func TestModelsCommands(t *testing.T) {
 		{[]string{"generate", "--model", "smollm2-135m", "--prompt", "hi"}, "agentrl models pull smollm2-135m"},
 		{[]string{"generate", "--model", "no-such-model", "--prompt", "hi"}, "ollama:no-such-model"},
 		{[]string{"generate", "--model", "ollama:none", "--prompt", "hi"}, "no manifest"},
+		{[]string{"generate", "--model", tinyModel(t), "--kv-cache-mib", "1", "--prompt", "hi"}, "too small for one sequence"},
+		{[]string{"generate", "--model", tinyModel(t), "--kv-cache-mib", "-1", "--prompt", "hi"}, "must be >= 0"},
 		{[]string{"sft", "--model", "smollm2-135m", "--data", "x.jsonl", "--out", filepath.Join(t.TempDir(), "a.gguf")}, "agentrl models pull smollm2-135m"},
 	} {
 		t.Setenv("OLLAMA_MODELS", t.TempDir())
