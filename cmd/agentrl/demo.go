@@ -19,7 +19,7 @@ func demoCommand() *cli.Command {
 		Description: "Fetches the default model once (agentrl models pull " + models.DefaultModel + "), asks it a question in chat,\n" +
 			"shows the WebShop expert, evaluates the model zero-shot as a WebShop agent, fine-tunes a LoRA adapter\n" +
 			"on expert demonstrations and evaluates the model with it. Each step is an agentrl command, printed\n" +
-			"first. About 10-15 minutes on two CPU cores; --model runs it on another model (e.g. a made tiny one).",
+			"first. About 13 minutes on two CPU cores; --model runs it on another model (e.g. a made tiny one).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "keep the data, adapter and trajectories in `DIR` (default: a temporary folder)"},
 			&cli.StringFlag{Name: "model", Value: models.DefaultModel, Usage: modelUsage},
