@@ -53,7 +53,7 @@ func runDemo(c *cli.Context) error {
 		}
 	}
 	episodes := fmt.Sprint(c.Int("episodes"))
-	threads := []string{"--threads", fmt.Sprint(c.Int("threads"))}
+	threads := fmt.Sprint(c.Int("threads"))
 	demos := filepath.Join(out, "webshop-demos.jsonl")
 	adapter := filepath.Join(out, "webshop-lora.gguf")
 	// The model's evaluation: the same test tasks, greedy, before and
@@ -62,7 +62,7 @@ func runDemo(c *cli.Context) error {
 		args := []string{"envs", "eval", "webshop", "--policy", "model", "--model", model, "--split", "test",
 			"--episodes", episodes, "--parallel", episodes, "--max-steps", "6", "--max-tokens", "32", "--temperature", "0",
 			"--out", filepath.Join(out, name)}
-		return append(append(args, extra...), threads...)
+		return append(append(args, extra...), "--threads", threads)
 	}
 	var steps [][]string
 	steps = append(steps, []string{"version"})
@@ -71,11 +71,11 @@ func runDemo(c *cli.Context) error {
 	}
 	steps = append(steps,
 		[]string{"generate", "--model", model, "--chat", "--prompt", "In one sentence: how would you find a gluten free snack under 10 dollars in an online shop?",
-			"--max-tokens", "48", "--temperature", "0", "--threads", threads[1]},
+			"--max-tokens", "48", "--temperature", "0", "--threads", threads},
 		[]string{"envs", "eval", "webshop", "--policy", "expert", "--split", "test", "--episodes", episodes, "--parallel", episodes},
 		evalModel("before.jsonl"),
 		[]string{"envs", "demos", "webshop", "--split", "train", "--episodes", fmt.Sprint(c.Int("demos")), "--out", demos},
-		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048", "--threads", threads[1]},
+		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048", "--threads", threads},
 		evalModel("after.jsonl", "--lora", adapter),
 	)
 	start := time.Now()
