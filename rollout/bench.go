@@ -7,7 +7,6 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/runner"
 	"github.com/agentrl/agentrl/llm"
 )
 
@@ -95,7 +94,7 @@ func benchSide(ctx context.Context, m *llm.Model, cfg BenchConfig, cached bool) 
 	policy := &LLMPolicy{Engine: e, Sampling: cfg.Sampling}
 	defer policy.Close()
 	start := time.Now()
-	trajs, err := runner.Run(ctx, runner.Config{
+	trajs, err := Run(ctx, Config{
 		NewEnv: cfg.NewEnv, Parallel: cfg.Parallel, Episodes: cfg.Episodes, Split: envs.Test, MaxSteps: cfg.Turns,
 	}, policy)
 	if err != nil {

@@ -1,127 +1,154 @@
-// Package rollout connects language models to environments: LLMPolicy is the
-// runner's batched policy backed by the inference engine, so that every
-// environment waiting for an action is served by one Generate call.
 package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"math/rand/v2"
+	"strings"
 	"sync"
 
 	"github.com/agentrl/agentrl/chat"
-	"github.com/agentrl/agentrl/envs/runner"
-	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/envs"
 )
 
-// LLMPolicy acts by sampling from a language model. Each request's
-// conversation is rendered with the model's chat template; when it does not
-// fit the engine's context, the oldest turns after the first observation
-// (which states the task) are dropped.
-//
-// Each runner slot's conversation is an engine session, so a turn evaluates
-// only the tokens added since the previous one; the engine compares tokens,
-// so a new episode in the slot or a history cut to fit the context reuses
-// what still matches (the system prompt at least) and evaluates the rest.
-// Close the policy when the run is over.
-type LLMPolicy struct {
-	Engine   *llm.Engine
-	Sampling llm.Sampling
-	Adapters []llm.AdapterScale
-
-	mu       sync.Mutex
-	sessions map[int]*llm.Session // by runner slot
+// Request asks a policy for the next action of one environment instance.
+type Request struct {
+	// Env is the environment's name.
+	Env string
+	// Messages is the conversation so far: the system message (the
+	// environment's Instruction), then alternating user observations and
+	// assistant actions, ending with the observation to act on. The slice
+	// belongs to the runner: read it during Act, do not keep or modify it.
+	Messages []chat.Message
+	// Available lists the actions valid now, or is nil where the
+	// environment does not enumerate them.
+	Available []string
+	// Instance is the environment instance the request comes from, so that
+	// policies can ask it for an expert action (envs.Expert) or action
+	// examples (ActionExamples). Policies must not call Reset or Step.
+	Instance envs.Env
+	// Slot numbers the runner's instances (0 to Parallel-1): a policy can
+	// keep per-conversation state by slot, such as an inference session.
+	// A slot's next episode is a new conversation in the same slot.
+	Slot int
 }
 
-// session returns the engine session of a runner slot.
-func (p *LLMPolicy) session(slot int) *llm.Session {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.sessions == nil {
-		p.sessions = map[int]*llm.Session{}
-	}
-	s, ok := p.sessions[slot]
-	if !ok {
-		s = p.Engine.NewSession()
-		p.sessions[slot] = s
-	}
-	return s
+// Response is a policy's answer to one Request.
+type Response struct {
+	// Text is the model's raw output; the environment parses the action
+	// from it.
+	Text string
+	// TokenIDs and LogProbs describe the generated tokens, where the policy
+	// is a language model; other policies leave them nil.
+	TokenIDs []int32
+	LogProbs []float32
 }
 
-// Close ends the policy's engine sessions; their cached cells become
-// ordinary cache entries. The engine stays open.
-func (p *LLMPolicy) Close() {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	for _, s := range p.sessions {
-		s.Close()
-	}
-	p.sessions = nil
+// Policy chooses actions. Act receives every environment that is waiting
+// for an action at once, so that a language model can serve them in one
+// batch, and returns one Response per Request, in order.
+type Policy interface {
+	Act(ctx context.Context, batch []Request) ([]Response, error)
 }
 
-// DefaultActionSampling samples actions at temperature 1 with at most 128
-// tokens each.
-func DefaultActionSampling() llm.Sampling {
-	s := llm.DefaultSampling()
-	s.MaxTokens = 128
-	return s
+// PolicyFunc adapts a function to the Policy interface.
+type PolicyFunc func(ctx context.Context, batch []Request) ([]Response, error)
+
+// Act calls f.
+func (f PolicyFunc) Act(ctx context.Context, batch []Request) ([]Response, error) {
+	return f(ctx, batch)
 }
 
-// Act implements runner.Policy.
-func (p *LLMPolicy) Act(ctx context.Context, batch []runner.Request) ([]runner.Response, error) {
-	reqs := make([]llm.GenerateRequest, len(batch))
-	for i, r := range batch {
-		tokens, err := p.Prompt(r.Messages)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %w", r.Env, err)
+// ActionExamples is implemented by environments whose actions are free text
+// and so cannot be listed (a search query, a question, an answer). The
+// examples show the shape of an action, e.g. "search[red shoes]", and serve
+// the Random policy.
+type ActionExamples interface {
+	ExampleActions() []string
+}
+
+// Expert acts with each environment's own expert (envs.Expert). Its
+// trajectories are demonstrations.
+func Expert() Policy {
+	return PolicyFunc(func(_ context.Context, batch []Request) ([]Response, error) {
+		out := make([]Response, len(batch))
+		for i, req := range batch {
+			expert, ok := req.Instance.(envs.Expert)
+			if !ok {
+				return nil, fmt.Errorf("expert policy: environment %s has no expert", req.Env)
+			}
+			action, err := expert.ExpertAction()
+			if err != nil {
+				return nil, fmt.Errorf("expert policy: %s: %w", req.Env, err)
+			}
+			out[i].Text = action
 		}
-		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: p.session(r.Slot)}
+		return out, nil
+	})
+}
+
+// Random is a baseline policy. It picks uniformly among the available
+// actions; where the environment does not list them, among its example
+// actions (ActionExamples); failing that, among the examples its
+// instruction gives, the lines that start with "Action:". It answers
+// "Action: <choice>", the format every environment's instruction asks for.
+// A Random policy driven by the runner is deterministic for a given seed,
+// because the runner orders each batch by instance.
+type Random struct {
+	mu  sync.Mutex
+	rng *rand.Rand
+	// instructionExamples caches the examples found in each instruction.
+	instructionExamples map[string][]string
+}
+
+// NewRandom returns a Random policy seeded with seed.
+func NewRandom(seed int64) *Random {
+	return &Random{
+		rng:                 rand.New(rand.NewPCG(uint64(seed), 0x5eed)),
+		instructionExamples: map[string][]string{},
 	}
-	res, err := p.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: p.Adapters})
-	if err != nil {
-		return nil, err
-	}
-	out := make([]runner.Response, len(batch))
-	for i, r := range res {
-		c := r[0]
-		out[i] = runner.Response{Text: c.Text, TokenIDs: c.Tokens, LogProbs: c.LogProbs}
+}
+
+// errNoActions reports an environment that neither lists its actions nor
+// gives examples, so that Random has nothing to draw from.
+var errNoActions = errors.New("lists no available actions and gives no action examples")
+
+// Act draws one action per request.
+func (p *Random) Act(_ context.Context, batch []Request) ([]Response, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	out := make([]Response, len(batch))
+	for i, req := range batch {
+		choices := req.Available
+		if len(choices) == 0 {
+			if ex, ok := req.Instance.(ActionExamples); ok {
+				choices = ex.ExampleActions()
+			}
+		}
+		if len(choices) == 0 && len(req.Messages) > 0 && req.Messages[0].Role == chat.System {
+			choices = p.examplesIn(req.Messages[0].Content)
+		}
+		if len(choices) == 0 {
+			return nil, fmt.Errorf("random policy: environment %s %w", req.Env, errNoActions)
+		}
+		out[i].Text = "Action: " + choices[p.rng.IntN(len(choices))]
 	}
 	return out, nil
 }
 
-// Prompt renders a conversation as prompt tokens that leave room for
-// Sampling.MaxTokens in the engine's context. When the whole conversation
-// does not fit, the oldest exchanges between the first observation (which
-// states the task) and the latest one are dropped, a pair at a time; as a
-// last resort only the system message and the latest observation remain.
-func (p *LLMPolicy) Prompt(msgs []chat.Message) ([]int32, error) {
-	m := p.Engine.Model()
-	budget := p.Engine.Options().Context - p.Sampling.MaxTokens
-	render := func(kept []chat.Message) ([]int32, bool, error) {
-		tokens, err := m.Tokenize(m.RenderChat(kept, true), true, true)
-		return tokens, len(tokens) <= budget, err
+// examplesIn returns the actions of the instruction's example lines
+// ("Action: ...").
+func (p *Random) examplesIn(instruction string) []string {
+	if ex, ok := p.instructionExamples[instruction]; ok {
+		return ex
 	}
-	tokens, fits, err := render(msgs)
-	if err != nil || fits {
-		return tokens, err
-	}
-	// head: up to and including the first observation.
-	head := 1
-	if len(msgs) > 0 && msgs[0].Role == chat.System {
-		head = 2
-	}
-	if len(msgs) > head+1 {
-		last := msgs[len(msgs)-1]
-		middle := msgs[head : len(msgs)-1] // assistant, user, ..., assistant
-		for drop := 2; drop < len(middle); drop += 2 {
-			kept := append(append(append([]chat.Message(nil), msgs[:head]...), middle[drop:]...), last)
-			if tokens, fits, err = render(kept); err != nil || fits {
-				return tokens, err
-			}
-		}
-		kept := append(append([]chat.Message(nil), msgs[:head-1]...), last)
-		if tokens, fits, err = render(kept); err != nil || fits {
-			return tokens, err
+	var ex []string
+	for _, line := range strings.Split(instruction, "\n") {
+		if rest, ok := strings.CutPrefix(strings.TrimSpace(line), "Action:"); ok && strings.TrimSpace(rest) != "" {
+			ex = append(ex, envs.ParseAction(rest))
 		}
 	}
-	return nil, fmt.Errorf("the prompt takes %d tokens, more than the %d the context leaves after %d for the action", len(tokens), budget, p.Sampling.MaxTokens)
+	p.instructionExamples[instruction] = ex
+	return ex
 }

@@ -14,7 +14,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/envbench"
 	"github.com/agentrl/agentrl/envs/registry"
-	"github.com/agentrl/agentrl/envs/runner"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // benchEnvsCommand measures how fast the simulators step: through the
@@ -139,10 +139,10 @@ func benchRunner(ctx context.Context, f registry.Factory, split envs.Split, para
 		ctx, cancel = context.WithTimeout(ctx, b.Duration)
 		defer cancel()
 	}
-	cfg := runner.Config{NewEnv: f, Parallel: parallel, Episodes: math.MaxInt32, Split: split}
+	cfg := rollout.Config{NewEnv: f, Parallel: parallel, Episodes: math.MaxInt32, Split: split}
 	steps := 0
 	start := time.Now()
-	err := runner.Stream(ctx, cfg, runner.Expert(), func(t *runner.Trajectory) error {
+	err := rollout.Stream(ctx, cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
 		if t.Error != "" {
 			return fmt.Errorf("seed %d: %s", t.Seed, t.Error)
 		}

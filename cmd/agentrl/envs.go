@@ -19,7 +19,6 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/envs/remote"
-	"github.com/agentrl/agentrl/envs/runner"
 	"github.com/agentrl/agentrl/rollout"
 )
 
@@ -214,12 +213,12 @@ func splitFlag(c *cli.Context, spec envs.Spec) (envs.Split, error) {
 }
 
 // runConfig builds a runner configuration from the run flags.
-func runConfig(c *cli.Context, src envSource) (runner.Config, error) {
+func runConfig(c *cli.Context, src envSource) (rollout.Config, error) {
 	split, err := splitFlag(c, src.spec)
 	if err != nil {
-		return runner.Config{}, err
+		return rollout.Config{}, err
 	}
-	cfg := runner.Config{
+	cfg := rollout.Config{
 		NewEnv:      src.newEnv,
 		Parallel:    c.Int("parallel"),
 		Episodes:    c.Int("episodes"),
@@ -243,7 +242,7 @@ func runConfig(c *cli.Context, src envSource) (runner.Config, error) {
 
 // newPolicy makes the policy --policy names for episodes in src; close
 // frees what it holds (a model).
-func newPolicy(c *cli.Context, src envSource, parallel int) (policy runner.Policy, close func(), err error) {
+func newPolicy(c *cli.Context, src envSource, parallel int) (policy rollout.Policy, close func(), err error) {
 	name := c.String("policy")
 	if name != "model" && c.IsSet("model") {
 		return nil, nil, fmt.Errorf("--model goes with --policy model, not --policy %s", name)
@@ -253,9 +252,9 @@ func newPolicy(c *cli.Context, src envSource, parallel int) (policy runner.Polic
 		if _, ok := src.newEnv().(envs.Expert); !ok {
 			return nil, nil, fmt.Errorf("--policy expert: %s has no expert here (remote environments have none)", src.spec.Name)
 		}
-		return runner.Expert(), func() {}, nil
+		return rollout.Expert(), func() {}, nil
 	case "random":
-		return runner.NewRandom(c.Int64("seed0")), func() {}, nil
+		return rollout.NewRandom(c.Int64("seed0")), func() {}, nil
 	case "model":
 		if c.String("model") == "" {
 			return nil, nil, errors.New("--policy model needs --model FILE")
@@ -405,17 +404,17 @@ func runEnvsEval(c *cli.Context) error {
 	}
 	defer closePolicy()
 	var f *os.File
-	var w *runner.Writer
+	var w *rollout.Writer
 	if path := c.String("out"); path != "" {
 		if f, err = os.Create(path); err != nil {
 			return err
 		}
 		defer f.Close()
-		w = runner.NewWriter(f)
+		w = rollout.NewWriter(f)
 	}
 	start := time.Now()
-	var trajs []runner.Trajectory
-	runErr := runner.Stream(c.Context, cfg, policy, func(t *runner.Trajectory) error {
+	var trajs []rollout.Trajectory
+	runErr := rollout.Stream(c.Context, cfg, policy, func(t *rollout.Trajectory) error {
 		trajs = append(trajs, *t)
 		if w != nil {
 			return w.Write(t)
@@ -434,7 +433,7 @@ func runEnvsEval(c *cli.Context) error {
 	if runErr != nil {
 		return runErr
 	}
-	summary := runner.Summarize(trajs)
+	summary := rollout.Summarize(trajs)
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
@@ -451,7 +450,7 @@ func runEnvsEval(c *cli.Context) error {
 	return nil
 }
 
-func printSummary(w io.Writer, env string, cfg runner.Config, policy string, s runner.Summary) {
+func printSummary(w io.Writer, env string, cfg rollout.Config, policy string, s rollout.Summary) {
 	fmt.Fprintf(w, "%s, %s split, seeds %d-%d, %s policy\n", env, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, policy)
 	fmt.Fprintf(w, "episodes         %d (%d failed with an environment error)\n", s.Episodes, s.Errors)
 	fmt.Fprintf(w, "success rate     %.3f ± %.3f\n", s.SuccessRate, s.SuccessRateSE)
@@ -490,14 +489,14 @@ func runEnvsDemos(c *cli.Context) error {
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
 	written, skipped := 0, 0
-	err = runner.Stream(c.Context, cfg, runner.Expert(), func(t *runner.Trajectory) error {
+	err = rollout.Stream(c.Context, cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
 		// A failed demonstration would teach failing.
 		if !t.Success || t.Error != "" {
 			skipped++
 			return nil
 		}
 		written++
-		return enc.Encode(runner.NewDemonstration(t))
+		return enc.Encode(rollout.NewDemonstration(t))
 	})
 	if err != nil {
 		return err

@@ -17,8 +17,8 @@ import (
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/registry"
-	"github.com/agentrl/agentrl/envs/runner"
-	"github.com/agentrl/agentrl/envs/runner/runnertest"
+	"github.com/agentrl/agentrl/rollout"
+	"github.com/agentrl/agentrl/rollout/rollouttest"
 )
 
 // runApp runs the command line with args and returns what it printed.
@@ -46,7 +46,7 @@ func someEnv(t *testing.T) string {
 }
 
 func TestPlayInTheTerminal(t *testing.T) {
-	g := runnertest.New()
+	g := rollouttest.New()
 	g.Reset(envs.Train, 42)
 	target := g.Target()
 	low := "1"
@@ -55,7 +55,7 @@ func TestPlayInTheTerminal(t *testing.T) {
 	}
 	in := fmt.Sprintf("\n%s\nguess[%d]\n", low, target)
 	var out bytes.Buffer
-	if err := play(strings.NewReader(in), &out, runnertest.New(), envs.Train, 42); err != nil {
+	if err := play(strings.NewReader(in), &out, rollouttest.New(), envs.Train, 42); err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{
@@ -72,7 +72,7 @@ func TestPlayInTheTerminal(t *testing.T) {
 	}
 
 	out.Reset()
-	if err := play(strings.NewReader("dance"), &out, runnertest.New(), envs.Train, 42); err != nil {
+	if err := play(strings.NewReader("dance"), &out, rollouttest.New(), envs.Train, 42); err != nil {
 		t.Fatal(err)
 	}
 	if !strings.Contains(out.String(), "(invalid action)") || !strings.HasSuffix(out.String(), "(end of input)\n") {
@@ -122,7 +122,7 @@ func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
 		Split   string
 		Policy  string
 		Seed0   int64
-		Summary runner.Summary
+		Summary rollout.Summary
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
@@ -135,14 +135,14 @@ func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer f.Close()
-	trajs, err := runner.ReadAll(f)
+	trajs, err := rollout.ReadAll(f)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(trajs) != 6 {
 		t.Fatalf("%d trajectories written", len(trajs))
 	}
-	if got := runner.Summarize(trajs); got != res.Summary {
+	if got := rollout.Summarize(trajs); got != res.Summary {
 		t.Fatalf("summary of the file %+v differs from the printed one %+v", got, res.Summary)
 	}
 
@@ -173,7 +173,7 @@ func TestDemosAreChatConversations(t *testing.T) {
 		t.Fatalf("report %q for %d lines", out, len(lines))
 	}
 	for i, line := range lines {
-		var d runner.Demonstration
+		var d rollout.Demonstration
 		if err := json.Unmarshal([]byte(line), &d); err != nil {
 			t.Fatalf("line %d: %v", i+1, err)
 		}
@@ -222,7 +222,7 @@ func TestServeThenEvalRemotely(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var res struct{ Summary runner.Summary }
+	var res struct{ Summary rollout.Summary }
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatal(err)
 	}
@@ -234,7 +234,7 @@ func TestServeThenEvalRemotely(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var localRes struct{ Summary runner.Summary }
+	var localRes struct{ Summary rollout.Summary }
 	json.Unmarshal([]byte(local), &localRes)
 	if localRes.Summary != res.Summary {
 		t.Fatalf("remote %+v differs from local %+v", res.Summary, localRes.Summary)

@@ -17,11 +17,11 @@ import (
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/remote"
-	"github.com/agentrl/agentrl/envs/runner"
-	"github.com/agentrl/agentrl/envs/runner/runnertest"
+	"github.com/agentrl/agentrl/rollout"
+	"github.com/agentrl/agentrl/rollout/rollouttest"
 )
 
-func newGuess() envs.Env { return runnertest.New() }
+func newGuess() envs.Env { return rollouttest.New() }
 
 // serve starts agentrl's server for the guess game on a loopback port.
 func serve(t *testing.T, opts remote.ServerOptions) (*remote.Server, string) {
@@ -44,17 +44,17 @@ func connect(t *testing.T, url string, opts remote.Options) *remote.Client {
 func TestRemoteTrajectoriesEqualDirectOnes(t *testing.T) {
 	srv, url := serve(t, remote.ServerOptions{})
 	client := connect(t, url, remote.Options{})
-	if !reflect.DeepEqual(client.Spec(), runnertest.New().Spec()) {
+	if !reflect.DeepEqual(client.Spec(), rollouttest.New().Spec()) {
 		t.Fatalf("spec over HTTP differs: %+v", client.Spec())
 	}
 	for _, split := range envs.Splits {
-		cfg := runner.Config{NewEnv: newGuess, Parallel: 4, Episodes: 24, Split: split, Seed0: 50}
-		direct, err := runner.Run(context.Background(), cfg, runner.NewRandom(9))
+		cfg := rollout.Config{NewEnv: newGuess, Parallel: 4, Episodes: 24, Split: split, Seed0: 50}
+		direct, err := rollout.Run(context.Background(), cfg, rollout.NewRandom(9))
 		if err != nil {
 			t.Fatal(err)
 		}
 		cfg.NewEnv = client.NewEnv
-		viaHTTP, err := runner.Run(context.Background(), cfg, runner.NewRandom(9))
+		viaHTTP, err := rollout.Run(context.Background(), cfg, rollout.NewRandom(9))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -66,7 +66,7 @@ func TestRemoteTrajectoriesEqualDirectOnes(t *testing.T) {
 				t.Fatalf("%s seed %d differs:\ndirect %+v\nremote %+v", split, direct[i].Seed, direct[i], viaHTTP[i])
 			}
 		}
-		if s := runner.Summarize(viaHTTP); s.Errors != 0 || s.SuccessRate == 0 {
+		if s := rollout.Summarize(viaHTTP); s.Errors != 0 || s.SuccessRate == 0 {
 			t.Fatalf("%s: summary %+v", split, s)
 		}
 	}
@@ -83,7 +83,7 @@ func TestServerDownGivesAClearError(t *testing.T) {
 	}
 	url := "http://" + ln.Addr().String()
 	ln.Close()
-	spec := runnertest.New().Spec()
+	spec := rollouttest.New().Spec()
 	c := connect(t, url, remote.Options{Spec: &spec, Attempts: 3, Backoff: time.Millisecond})
 	_, err = c.NewEnv().Reset(envs.Train, 1)
 	want := "remote env " + url + ": create: cannot connect: "
@@ -104,7 +104,7 @@ func fakeServer(t *testing.T, handler http.HandlerFunc) string {
 }
 
 // guessSpec is the spec clients of fake servers are given.
-var guessSpec = runnertest.New().Spec()
+var guessSpec = rollouttest.New().Spec()
 
 func TestSlowServerTimesOut(t *testing.T) {
 	release := make(chan struct{})

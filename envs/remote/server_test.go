@@ -13,7 +13,7 @@ import (
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/remote"
-	"github.com/agentrl/agentrl/envs/runner/runnertest"
+	"github.com/agentrl/agentrl/rollout/rollouttest"
 )
 
 // post sends a JSON body and returns the status and the decoded answer.
@@ -89,7 +89,7 @@ func TestServerRejectsSteppingAFinishedEpisode(t *testing.T) {
 	_, url := serve(t, remote.ServerOptions{})
 	post(t, url+"/create", "")
 	post(t, url+"/reset", `{"id": 0, "data_idx": 4, "split": "train"}`)
-	g := runnertest.New()
+	g := rollouttest.New()
 	g.Reset(envs.Train, 4)
 	_, ans := post(t, url+"/step", fmt.Sprintf(`{"id": 0, "action": "guess[%d]"}`, g.Target()))
 	if ans["done"] != true || ans["reward"] != 1.0 {
@@ -134,12 +134,12 @@ func TestServerBoundsInstancesAndBodies(t *testing.T) {
 }
 
 // panicky is an environment whose Step panics.
-type panicky struct{ *runnertest.Guess }
+type panicky struct{ *rollouttest.Guess }
 
 func (panicky) Step(string) (envs.StepResult, error) { panic("index out of range") }
 
 func TestServerSurvivesAPanickingEnvironment(t *testing.T) {
-	srv := remote.NewServer(func() envs.Env { return panicky{runnertest.New()} }, remote.ServerOptions{})
+	srv := remote.NewServer(func() envs.Env { return panicky{rollouttest.New()} }, remote.ServerOptions{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
@@ -176,7 +176,7 @@ func TestServerSurvivesAPanickingEnvironment(t *testing.T) {
 func TestServerShutdownLetsRequestsFinish(t *testing.T) {
 	entered, gate := make(chan struct{}, 1), make(chan struct{})
 	srv := remote.NewServer(func() envs.Env {
-		return &slowEnv{Guess: runnertest.New(), entered: entered, gate: gate}
+		return &slowEnv{Guess: rollouttest.New(), entered: entered, gate: gate}
 	}, remote.ServerOptions{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -214,7 +214,7 @@ func TestServerShutdownLetsRequestsFinish(t *testing.T) {
 
 // slowEnv is a Guess game whose Step waits for its gate to open.
 type slowEnv struct {
-	*runnertest.Guess
+	*rollouttest.Guess
 	entered chan<- struct{}
 	gate    <-chan struct{}
 }

@@ -1,4 +1,4 @@
-package runner_test
+package rollout_test
 
 import (
 	"bytes"
@@ -12,13 +12,13 @@ import (
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/runner"
+	"github.com/agentrl/agentrl/rollout"
 )
 
-func expertTrajectories(t *testing.T, n int) []runner.Trajectory {
+func expertTrajectories(t *testing.T, n int) []rollout.Trajectory {
 	t.Helper()
-	cfg := runner.Config{NewEnv: newGuess, Parallel: 3, Episodes: n, Split: envs.Test}
-	trajs, err := runner.Run(context.Background(), cfg, &recorder{})
+	cfg := rollout.Config{NewEnv: newGuess, Parallel: 3, Episodes: n, Split: envs.Test}
+	trajs, err := rollout.Run(context.Background(), cfg, &recorder{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -29,7 +29,7 @@ func TestTrajectoriesRoundTripThroughJSONLines(t *testing.T) {
 	trajs := expertTrajectories(t, 6)
 	trajs[2].Steps[0].Info.Extra = map[string]any{"page": "search"}
 	var buf bytes.Buffer
-	w := runner.NewWriter(&buf)
+	w := rollout.NewWriter(&buf)
 	for i := range trajs {
 		if err := w.Write(&trajs[i]); err != nil {
 			t.Fatal(err)
@@ -41,7 +41,7 @@ func TestTrajectoriesRoundTripThroughJSONLines(t *testing.T) {
 	if lines := strings.Count(buf.String(), "\n"); lines != len(trajs) {
 		t.Fatalf("%d lines for %d trajectories", lines, len(trajs))
 	}
-	back, err := runner.ReadAll(&buf)
+	back, err := rollout.ReadAll(&buf)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -111,7 +111,7 @@ func TestReaderReportsTheLineOfMalformedInput(t *testing.T) {
 		"token mismatch": {edit(func(m map[string]any) { firstStep(m)["logprobs"] = []float64{-1} }), "line 3: step 1: 2 token_ids but 1 logprobs"},
 	} {
 		input := string(good) + "\n\n" + tc.line + "\n" + string(good) + "\n"
-		r := runner.NewReader(strings.NewReader(input))
+		r := rollout.NewReader(strings.NewReader(input))
 		if _, err := r.Read(); err != nil {
 			t.Fatalf("%s: first line: %v", name, err)
 		}
@@ -120,7 +120,7 @@ func TestReaderReportsTheLineOfMalformedInput(t *testing.T) {
 			t.Errorf("%s: got %v, want %q", name, err, tc.want)
 		}
 	}
-	if _, err := runner.NewReader(strings.NewReader("")).Read(); err != io.EOF {
+	if _, err := rollout.NewReader(strings.NewReader("")).Read(); err != io.EOF {
 		t.Fatalf("empty input: got %v, want io.EOF", err)
 	}
 }
@@ -137,15 +137,15 @@ func lastStep(m map[string]any) map[string]any {
 }
 
 func TestSummarize(t *testing.T) {
-	step := func(valid bool) runner.Step { return runner.Step{Info: envs.Info{ValidAction: valid}} }
-	trajs := []runner.Trajectory{
-		{Success: true, Return: 1, Score: 1, Steps: []runner.Step{step(true), step(true)}},
-		{Success: false, Return: 0, Score: 0.5, Steps: []runner.Step{step(false), step(true), step(true), step(true)}},
-		{Success: true, Return: 1, Score: 1, Steps: []runner.Step{step(true), step(true)}},
-		{Success: true, Return: 1, Score: 1, Steps: []runner.Step{step(true), step(true)}},
-		{Error: "server down", Steps: []runner.Step{step(false)}},
+	step := func(valid bool) rollout.Step { return rollout.Step{Info: envs.Info{ValidAction: valid}} }
+	trajs := []rollout.Trajectory{
+		{Success: true, Return: 1, Score: 1, Steps: []rollout.Step{step(true), step(true)}},
+		{Success: false, Return: 0, Score: 0.5, Steps: []rollout.Step{step(false), step(true), step(true), step(true)}},
+		{Success: true, Return: 1, Score: 1, Steps: []rollout.Step{step(true), step(true)}},
+		{Success: true, Return: 1, Score: 1, Steps: []rollout.Step{step(true), step(true)}},
+		{Error: "server down", Steps: []rollout.Step{step(false)}},
 	}
-	s := runner.Summarize(trajs)
+	s := rollout.Summarize(trajs)
 	near := func(name string, got, want float64) {
 		if math.Abs(got-want) > 1e-12 {
 			t.Errorf("%s = %v, want %v", name, got, want)
@@ -168,14 +168,14 @@ func TestSummarize(t *testing.T) {
 	near("invalid rate", s.InvalidActionRate, 0.1)
 	near("invalid rate SE", s.InvalidActionRateSE, math.Sqrt(0.1*0.9/10))
 
-	if empty := runner.Summarize(nil); empty != (runner.Summary{}) {
+	if empty := rollout.Summarize(nil); empty != (rollout.Summary{}) {
 		t.Fatalf("summary of nothing: %+v", empty)
 	}
 }
 
 func TestDemonstrationIsAChatConversation(t *testing.T) {
 	tr := expertTrajectories(t, 1)[0]
-	d := runner.NewDemonstration(&tr)
+	d := rollout.NewDemonstration(&tr)
 	if len(d.Messages) != 1+2*tr.NumSteps {
 		t.Fatalf("%d messages for %d steps", len(d.Messages), tr.NumSteps)
 	}

@@ -1,4 +1,4 @@
-package runner_test
+package rollout_test
 
 import (
 	"context"
@@ -14,17 +14,17 @@ import (
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/envs/runner"
-	"github.com/agentrl/agentrl/envs/runner/runnertest"
+	"github.com/agentrl/agentrl/rollout"
+	"github.com/agentrl/agentrl/rollout/rollouttest"
 )
 
-func newGuess() envs.Env { return runnertest.New() }
+func newGuess() envs.Env { return rollouttest.New() }
 
 func TestExpertSolvesEveryEpisode(t *testing.T) {
 	for _, split := range envs.Splits {
 		t.Run(string(split), func(t *testing.T) {
-			cfg := runner.Config{NewEnv: newGuess, Parallel: 7, Episodes: 40, Split: split, Seed0: 100}
-			trajs, err := runner.Run(context.Background(), cfg, runner.Expert())
+			cfg := rollout.Config{NewEnv: newGuess, Parallel: 7, Episodes: 40, Split: split, Seed0: 100}
+			trajs, err := rollout.Run(context.Background(), cfg, rollout.Expert())
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -45,14 +45,14 @@ func TestExpertSolvesEveryEpisode(t *testing.T) {
 				if limit := bits.Len(uint(size)); tr.NumSteps > limit {
 					t.Fatalf("seed %d: bisection took %d steps, more than %d", tr.Seed, tr.NumSteps, limit)
 				}
-				if tr.Env != runnertest.Name || tr.Split != split || tr.Instruction == "" {
+				if tr.Env != rollouttest.Name || tr.Split != split || tr.Instruction == "" {
 					t.Fatalf("seed %d: wrong metadata %q %q %q", tr.Seed, tr.Env, tr.Split, tr.Instruction)
 				}
 				if !strings.HasPrefix(tr.FinalObservation, "Correct") {
 					t.Fatalf("seed %d: final observation %q", tr.Seed, tr.FinalObservation)
 				}
 			}
-			s := runner.Summarize(trajs)
+			s := rollout.Summarize(trajs)
 			if s.SuccessRate != 1 || s.InvalidActionRate != 0 || s.Episodes != cfg.Episodes {
 				t.Fatalf("summary %+v", s)
 			}
@@ -64,14 +64,14 @@ func TestExpertSolvesEveryEpisode(t *testing.T) {
 // no expert) and records the batches it is given.
 type recorder struct {
 	mu      sync.Mutex
-	batches [][]runner.Request
+	batches [][]rollout.Request
 }
 
-func (r *recorder) Act(_ context.Context, batch []runner.Request) ([]runner.Response, error) {
+func (r *recorder) Act(_ context.Context, batch []rollout.Request) ([]rollout.Response, error) {
 	r.mu.Lock()
-	r.batches = append(r.batches, append([]runner.Request(nil), batch...))
+	r.batches = append(r.batches, append([]rollout.Request(nil), batch...))
 	r.mu.Unlock()
-	out := make([]runner.Response, len(batch))
+	out := make([]rollout.Response, len(batch))
 	for i, req := range batch {
 		out[i].Text = fmt.Sprintf("Thought: bisect.\nAction: guess[%d]", bisect(req.Messages))
 		out[i].TokenIDs = []int32{int32(i), 7}
@@ -102,8 +102,8 @@ func bisect(msgs []chat.Message) int {
 
 func TestRequestsAreBatchedAcrossInstances(t *testing.T) {
 	rec := &recorder{}
-	cfg := runner.Config{NewEnv: newGuess, Parallel: 5, Episodes: 23, Split: envs.Test}
-	trajs, err := runner.Run(context.Background(), cfg, rec)
+	cfg := rollout.Config{NewEnv: newGuess, Parallel: 5, Episodes: 23, Split: envs.Test}
+	trajs, err := rollout.Run(context.Background(), cfg, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -134,7 +134,7 @@ func TestRequestsAreBatchedAcrossInstances(t *testing.T) {
 				t.Fatalf("batch %d has two requests from one instance", i)
 			}
 			seen[req.Instance] = true
-			if req.Env != runnertest.Name || len(req.Available) != 16 {
+			if req.Env != rollouttest.Name || len(req.Available) != 16 {
 				t.Fatalf("request metadata: %q, %d available", req.Env, len(req.Available))
 			}
 			if req.Messages[0].Role != chat.System || len(req.Messages)%2 != 0 {
@@ -177,9 +177,9 @@ func TestRequestsAreBatchedAcrossInstances(t *testing.T) {
 }
 
 func TestRunIsDeterministic(t *testing.T) {
-	run := func() []runner.Trajectory {
-		cfg := runner.Config{NewEnv: newGuess, Parallel: 6, Episodes: 30, Split: envs.Unseen, Seed0: 7}
-		trajs, err := runner.Run(context.Background(), cfg, runner.NewRandom(3))
+	run := func() []rollout.Trajectory {
+		cfg := rollout.Config{NewEnv: newGuess, Parallel: 6, Episodes: 30, Split: envs.Unseen, Seed0: 7}
+		trajs, err := rollout.Run(context.Background(), cfg, rollout.NewRandom(3))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -189,22 +189,22 @@ func TestRunIsDeterministic(t *testing.T) {
 	if !reflect.DeepEqual(a, b) {
 		t.Fatal("two runs with the same seeds and a seeded random policy differ")
 	}
-	if s := runner.Summarize(a); s.SuccessRate == 0 || s.SuccessRate == 1 {
+	if s := rollout.Summarize(a); s.SuccessRate == 0 || s.SuccessRate == 1 {
 		t.Fatalf("random policy success rate %v: expected some but not all episodes solved", s.SuccessRate)
 	}
 }
 
 func TestStepLimitTruncates(t *testing.T) {
-	dance := runner.PolicyFunc(func(_ context.Context, batch []runner.Request) ([]runner.Response, error) {
-		out := make([]runner.Response, len(batch))
+	dance := rollout.PolicyFunc(func(_ context.Context, batch []rollout.Request) ([]rollout.Response, error) {
+		out := make([]rollout.Response, len(batch))
 		for i := range out {
 			out[i].Text = "Action: dance"
 		}
 		return out, nil
 	})
-	for _, tc := range []struct{ maxSteps, want int }{{0, runnertest.MaxSteps}, {3, 3}} {
-		cfg := runner.Config{NewEnv: newGuess, Parallel: 2, Episodes: 4, Split: envs.Train, MaxSteps: tc.maxSteps}
-		trajs, err := runner.Run(context.Background(), cfg, dance)
+	for _, tc := range []struct{ maxSteps, want int }{{0, rollouttest.MaxSteps}, {3, 3}} {
+		cfg := rollout.Config{NewEnv: newGuess, Parallel: 2, Episodes: 4, Split: envs.Train, MaxSteps: tc.maxSteps}
+		trajs, err := rollout.Run(context.Background(), cfg, dance)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -219,7 +219,7 @@ func TestStepLimitTruncates(t *testing.T) {
 				t.Fatalf("final observation %q", tr.FinalObservation)
 			}
 		}
-		s := runner.Summarize(trajs)
+		s := rollout.Summarize(trajs)
 		if s.InvalidActionRate != 1 || s.MeanSteps != float64(tc.want) || s.SuccessRate != 0 {
 			t.Fatalf("summary %+v", s)
 		}
@@ -228,7 +228,7 @@ func TestStepLimitTruncates(t *testing.T) {
 
 // flaky wraps a Guess game and fails in the ways a remote environment can.
 type flaky struct {
-	*runnertest.Guess
+	*rollouttest.Guess
 	failSeed  int64         // seed whose second step fails
 	slowSeed  int64         // seed whose first step hangs
 	slowFor   time.Duration // how long it hangs
@@ -263,7 +263,7 @@ func (f *flaky) Close() error {
 // expert needs more than one step.
 func multiStepSeed(t *testing.T, from int64) int64 {
 	for seed := from; ; seed++ {
-		g := runnertest.New()
+		g := rollouttest.New()
 		if _, err := g.Reset(envs.Train, seed); err != nil {
 			t.Fatal(err)
 		}
@@ -278,10 +278,10 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 	failSeed := multiStepSeed(t, 0)
 	slowSeed := failSeed + 1
 	var made, closed atomic.Int32
-	cfg := runner.Config{
+	cfg := rollout.Config{
 		NewEnv: func() envs.Env {
 			made.Add(1)
-			return &flaky{Guess: runnertest.New(), failSeed: failSeed, slowSeed: slowSeed, slowFor: 5 * time.Second, closed: &closed}
+			return &flaky{Guess: rollouttest.New(), failSeed: failSeed, slowSeed: slowSeed, slowFor: 5 * time.Second, closed: &closed}
 		},
 		Parallel:    3,
 		Episodes:    12,
@@ -289,7 +289,7 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 		StepTimeout: 100 * time.Millisecond,
 	}
 	start := time.Now()
-	trajs, err := runner.Run(context.Background(), cfg, runner.Expert())
+	trajs, err := rollout.Run(context.Background(), cfg, rollout.Expert())
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -323,7 +323,7 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 	if got := closed.Load(); got != int32(cfg.Parallel)+1 {
 		t.Fatalf("closed %d instances, want %d", got, cfg.Parallel+1)
 	}
-	s := runner.Summarize(trajs)
+	s := rollout.Summarize(trajs)
 	if s.Errors != 2 || s.Episodes != 10 || s.SuccessRate != 1 {
 		t.Fatalf("summary %+v", s)
 	}
@@ -333,15 +333,15 @@ func TestCancellationStopsTheRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	calls := 0
-	policy := runner.PolicyFunc(func(ctx context.Context, batch []runner.Request) ([]runner.Response, error) {
+	policy := rollout.PolicyFunc(func(ctx context.Context, batch []rollout.Request) ([]rollout.Response, error) {
 		calls++
 		if calls == 3 {
 			cancel()
 		}
-		return runner.Expert().Act(ctx, batch)
+		return rollout.Expert().Act(ctx, batch)
 	})
-	cfg := runner.Config{NewEnv: newGuess, Parallel: 4, Episodes: 1000, Split: envs.Train}
-	trajs, err := runner.Run(ctx, cfg, policy)
+	cfg := rollout.Config{NewEnv: newGuess, Parallel: 4, Episodes: 1000, Split: envs.Train}
+	trajs, err := rollout.Run(ctx, cfg, policy)
 	if !errors.Is(err, context.Canceled) {
 		t.Fatalf("got %v, want context.Canceled", err)
 	}
@@ -358,24 +358,24 @@ func TestCancellationStopsTheRun(t *testing.T) {
 func TestPolicyFailuresStopTheRun(t *testing.T) {
 	boom := errors.New("model crashed")
 	for name, tc := range map[string]struct {
-		policy runner.Policy
+		policy rollout.Policy
 		want   string
 	}{
-		"error": {runner.PolicyFunc(func(context.Context, []runner.Request) ([]runner.Response, error) {
+		"error": {rollout.PolicyFunc(func(context.Context, []rollout.Request) ([]rollout.Response, error) {
 			return nil, boom
 		}), "runner: policy: model crashed"},
-		"short answer": {runner.PolicyFunc(func(context.Context, []runner.Request) ([]runner.Response, error) {
-			return []runner.Response{{Text: "guess[1]"}}, nil
+		"short answer": {rollout.PolicyFunc(func(context.Context, []rollout.Request) ([]rollout.Response, error) {
+			return []rollout.Response{{Text: "guess[1]"}}, nil
 		}), "policy answered 3 requests with 1 responses"},
-		"no expert": {runner.Expert(), "expert policy: environment guess has no expert"},
+		"no expert": {rollout.Expert(), "expert policy: environment guess has no expert"},
 	} {
 		t.Run(name, func(t *testing.T) {
 			newEnv := newGuess
 			if name == "no expert" {
-				newEnv = func() envs.Env { return struct{ envs.Env }{runnertest.New()} }
+				newEnv = func() envs.Env { return struct{ envs.Env }{rollouttest.New()} }
 			}
-			cfg := runner.Config{NewEnv: newEnv, Parallel: 3, Episodes: 9, Split: envs.Train}
-			_, err := runner.Run(context.Background(), cfg, tc.policy)
+			cfg := rollout.Config{NewEnv: newEnv, Parallel: 3, Episodes: 9, Split: envs.Train}
+			_, err := rollout.Run(context.Background(), cfg, tc.policy)
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Fatalf("got %v, want %q", err, tc.want)
 			}
@@ -384,31 +384,31 @@ func TestPolicyFailuresStopTheRun(t *testing.T) {
 }
 
 func TestConfigIsValidated(t *testing.T) {
-	good := runner.Config{NewEnv: newGuess, Episodes: 1, Split: envs.Train}
+	good := rollout.Config{NewEnv: newGuess, Episodes: 1, Split: envs.Train}
 	for name, tc := range map[string]struct {
-		edit func(*runner.Config)
+		edit func(*rollout.Config)
 		want string
 	}{
-		"no factory":       {func(c *runner.Config) { c.NewEnv = nil }, "no environment factory"},
-		"zero episodes":    {func(c *runner.Config) { c.Episodes = 0 }, "episodes must be positive"},
-		"negative workers": {func(c *runner.Config) { c.Parallel = -1 }, "parallel must not be negative"},
-		"bad split":        {func(c *runner.Config) { c.Split = "dev" }, `unknown split "dev"`},
-		"negative steps":   {func(c *runner.Config) { c.MaxSteps = -2 }, "max steps must not be negative"},
+		"no factory":       {func(c *rollout.Config) { c.NewEnv = nil }, "no environment factory"},
+		"zero episodes":    {func(c *rollout.Config) { c.Episodes = 0 }, "episodes must be positive"},
+		"negative workers": {func(c *rollout.Config) { c.Parallel = -1 }, "parallel must not be negative"},
+		"bad split":        {func(c *rollout.Config) { c.Split = "dev" }, `unknown split "dev"`},
+		"negative steps":   {func(c *rollout.Config) { c.MaxSteps = -2 }, "max steps must not be negative"},
 	} {
 		cfg := good
 		tc.edit(&cfg)
-		if _, err := runner.Run(context.Background(), cfg, runner.Expert()); err == nil || !strings.Contains(err.Error(), tc.want) {
+		if _, err := rollout.Run(context.Background(), cfg, rollout.Expert()); err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: got %v, want %q", name, err, tc.want)
 		}
 	}
 }
 
 func TestRandomPolicyDrawsFromExamplesWhenActionsAreNotListed(t *testing.T) {
-	cfg := runner.Config{
-		NewEnv:   func() envs.Env { return runnertest.NewUnlisted() },
+	cfg := rollout.Config{
+		NewEnv:   func() envs.Env { return rollouttest.NewUnlisted() },
 		Parallel: 2, Episodes: 20, Split: envs.Train,
 	}
-	trajs, err := runner.Run(context.Background(), cfg, runner.NewRandom(1))
+	trajs, err := rollout.Run(context.Background(), cfg, rollout.NewRandom(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -422,11 +422,11 @@ func TestRandomPolicyDrawsFromExamplesWhenActionsAreNotListed(t *testing.T) {
 	}
 
 	// Without ExampleActions, the instruction's example is the only shape.
-	bare := runner.Config{
-		NewEnv:   func() envs.Env { return struct{ envs.Env }{runnertest.NewUnlisted()} },
+	bare := rollout.Config{
+		NewEnv:   func() envs.Env { return struct{ envs.Env }{rollouttest.NewUnlisted()} },
 		Episodes: 2, Split: envs.Train,
 	}
-	trajs, err = runner.Run(context.Background(), bare, runner.NewRandom(1))
+	trajs, err = rollout.Run(context.Background(), bare, rollout.NewRandom(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -439,8 +439,8 @@ func TestRandomPolicyDrawsFromExamplesWhenActionsAreNotListed(t *testing.T) {
 	}
 
 	silent := bare
-	silent.NewEnv = func() envs.Env { return noExamples{runnertest.NewUnlisted()} }
-	_, err = runner.Run(context.Background(), silent, runner.NewRandom(1))
+	silent.NewEnv = func() envs.Env { return noExamples{rollouttest.NewUnlisted()} }
+	_, err = rollout.Run(context.Background(), silent, rollout.NewRandom(1))
 	if err == nil || !strings.Contains(err.Error(), "guess lists no available actions and gives no action examples") {
 		t.Fatalf("got %v", err)
 	}
@@ -465,8 +465,8 @@ func (e unlimited) Spec() envs.Spec {
 }
 
 func TestStepLimitIsRequired(t *testing.T) {
-	cfg := runner.Config{NewEnv: func() envs.Env { return unlimited{runnertest.New()} }, Episodes: 2, Split: envs.Train}
-	trajs, err := runner.Run(context.Background(), cfg, runner.NewRandom(1))
+	cfg := rollout.Config{NewEnv: func() envs.Env { return unlimited{rollouttest.New()} }, Episodes: 2, Split: envs.Train}
+	trajs, err := rollout.Run(context.Background(), cfg, rollout.NewRandom(1))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -476,7 +476,7 @@ func TestStepLimitIsRequired(t *testing.T) {
 		}
 	}
 	cfg.MaxSteps = 4
-	trajs, err = runner.Run(context.Background(), cfg, runner.NewRandom(1))
+	trajs, err = rollout.Run(context.Background(), cfg, rollout.NewRandom(1))
 	if err != nil || trajs[0].Error != "" || trajs[0].NumSteps > 4 {
 		t.Fatalf("with a configured limit: %v %+v", err, trajs[0])
 	}
@@ -485,8 +485,8 @@ func TestStepLimitIsRequired(t *testing.T) {
 func TestStreamStopsWhenEmitFails(t *testing.T) {
 	stop := errors.New("disk full")
 	emitted := 0
-	cfg := runner.Config{NewEnv: newGuess, Parallel: 4, Episodes: 100, Split: envs.Train}
-	err := runner.Stream(context.Background(), cfg, runner.Expert(), func(*runner.Trajectory) error {
+	cfg := rollout.Config{NewEnv: newGuess, Parallel: 4, Episodes: 100, Split: envs.Train}
+	err := rollout.Stream(context.Background(), cfg, rollout.Expert(), func(*rollout.Trajectory) error {
 		emitted++
 		if emitted == 3 {
 			return stop

@@ -1,4 +1,7 @@
-// Package runner runs policies in environments and records what happens.
+// Package rollout runs policies in environments and records what happens:
+// the vectorised runner (this file), the policies (policy.go; a language
+// model in llmpolicy.go), trajectories with the token ids the model
+// generated (trajectory.go), summaries and demonstrations.
 //
 // The runner drives N environment instances, each in its own goroutine, for
 // E episodes drawn from one split with seeds seed0, seed0+1, ... At every
@@ -12,7 +15,7 @@
 // A run is deterministic for deterministic environments and policies:
 // episodes are handed to instances and requests are ordered in each batch by
 // instance number, whatever the goroutines' timing.
-package runner
+package rollout
 
 import (
 	"cmp"

@@ -3,7 +3,7 @@
 // files and remote environments. It is a real environment (a number-guessing
 // game with an expert), not a recording, so a test can check behaviour
 // without depending on any of the simulators.
-package runnertest
+package rollouttest
 
 import (
 	"errors"

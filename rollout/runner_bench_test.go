@@ -1,4 +1,4 @@
-package runner_test
+package rollout_test
 
 import (
 	"context"
@@ -9,7 +9,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/envtest"
 	"github.com/agentrl/agentrl/envs/registry"
-	"github.com/agentrl/agentrl/envs/runner"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // benchParallel is the number of instances, as in `agentrl bench envs`.
@@ -32,10 +32,10 @@ var errEnough = errors.New("enough steps")
 func BenchmarkRunner(b *testing.B) {
 	for name, f := range benchEnvs() {
 		b.Run(name, func(b *testing.B) {
-			cfg := runner.Config{NewEnv: f, Parallel: benchParallel, Episodes: math.MaxInt32, Split: envs.Train}
+			cfg := rollout.Config{NewEnv: f, Parallel: benchParallel, Episodes: math.MaxInt32, Split: envs.Train}
 			steps := 0
 			b.ResetTimer()
-			err := runner.Stream(context.Background(), cfg, runner.Expert(), func(t *runner.Trajectory) error {
+			err := rollout.Stream(context.Background(), cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
 				if t.Error != "" {
 					return errors.New(t.Error)
 				}

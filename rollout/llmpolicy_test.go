@@ -11,7 +11,6 @@ import (
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/registry"
-	"github.com/agentrl/agentrl/envs/runner"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel"
 )
@@ -47,7 +46,7 @@ func TestLLMPolicyDrivesTheRunner(t *testing.T) {
 	s := DefaultActionSampling()
 	s.MaxTokens, s.Seed = 16, 1
 	policy := &LLMPolicy{Engine: e, Sampling: s}
-	trajs, err := runner.Run(context.Background(), runner.Config{
+	trajs, err := Run(context.Background(), Config{
 		NewEnv: factory, Parallel: 4, Episodes: 4, Split: envs.Test, MaxSteps: 3,
 	}, policy)
 	if err != nil {
@@ -117,13 +116,13 @@ func TestSessionsDoNotChangeRollouts(t *testing.T) {
 	}
 	const ctxTokens, maxTokens = 600, 16
 	s := llm.Sampling{Temperature: 0, TopP: 1, Seed: 1, MaxTokens: maxTokens}
-	run := func(noCache bool) ([]runner.Trajectory, llm.Stats, int) {
+	run := func(noCache bool) ([]Trajectory, llm.Stats, int) {
 		// One thread: two spin against each other on a busy machine.
 		e := newEngine(t, llm.EngineOptions{Parallel: 2, Context: ctxTokens, NoPrefixCache: noCache, Threads: 1})
 		policy := &LLMPolicy{Engine: e, Sampling: s}
 		defer policy.Close()
 		longest := 0 // the longest whole conversation, in tokens
-		measured := runner.PolicyFunc(func(ctx context.Context, batch []runner.Request) ([]runner.Response, error) {
+		measured := PolicyFunc(func(ctx context.Context, batch []Request) ([]Response, error) {
 			m := e.Model()
 			for _, r := range batch {
 				tokens, err := m.Tokenize(m.RenderChat(r.Messages, true), true, true)
@@ -134,7 +133,7 @@ func TestSessionsDoNotChangeRollouts(t *testing.T) {
 			}
 			return policy.Act(ctx, batch)
 		})
-		trajs, err := runner.Run(context.Background(), runner.Config{
+		trajs, err := Run(context.Background(), Config{
 			NewEnv: factory, Parallel: 2, Episodes: 3, Split: envs.Test, MaxSteps: 6,
 		}, measured)
 		if err != nil {

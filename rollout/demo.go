@@ -1,4 +1,4 @@
-package runner
+package rollout
 
 import (
 	"github.com/agentrl/agentrl/chat"
