@@ -177,6 +177,11 @@ type GenerateRequest struct {
 	// Session, when set, is the conversation the prompt continues: the
 	// engine keeps its KV cells for it between calls (see Session).
 	Session *Session
+	// Stream selects the request's random stream: requests with the same
+	// prompt, seed and stream sample the same completions, while distinct
+	// streams sample independently (the G episodes of one task in a group
+	// rollout). 0 is the default stream.
+	Stream uint64
 }
 
 // Completion is one sampled continuation.
@@ -247,7 +252,7 @@ func (e *Engine) Generate(ctx context.Context, reqs []GenerateRequest, s Samplin
 		results[i] = make([]Completion, n)
 		var leader *sequence
 		for k := 0; k < n; k++ {
-			sq := &sequence{job: j, tokens: tokens, sampler: newSampler(s, seed, k),
+			sq := &sequence{job: j, tokens: tokens, sampler: newSampler(s, seed+r.Stream*streamStride, k),
 				completion: &results[i][k], maxTokens: s.MaxTokens, stops: s.Stop, ignoreEOS: s.IgnoreEOS}
 			sq.completion.Prompt, sq.completion.Sample, sq.completion.PromptTokens = i, k, len(tokens)
 			if leader == nil {

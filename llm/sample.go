@@ -73,6 +73,10 @@ type sampler struct {
 // newSampler seeds one sequence's generator from the request seed and the
 // sample index only, so that a prompt's completions do not depend on what
 // else shares the batch.
+// streamStride spreads a request's stream (GenerateRequest.Stream) over
+// seeds; stream 0 keeps the call's seed.
+const streamStride = 0xD1B54A32D192ED03
+
 func newSampler(cfg Sampling, seed uint64, sample int) *sampler {
 	return &sampler{cfg: cfg, rng: rand.New(rand.NewPCG(seed, uint64(sample)*0x9E3779B97F4A7C15+1))}
 }

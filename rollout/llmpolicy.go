@@ -65,12 +65,18 @@ func DefaultActionSampling() llm.Sampling {
 // Act implements Policy.
 func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error) {
 	reqs := make([]llm.GenerateRequest, len(batch))
+	type prompt struct {
+		tokens  []int32
+		dropped int
+	}
+	prompts := make([]prompt, len(batch))
 	for i, r := range batch {
-		tokens, err := p.Prompt(r.Messages)
+		tokens, dropped, err := p.Prompt(r.Messages)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Env, err)
 		}
-		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: p.session(r.Slot)}
+		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: p.session(r.Slot), Stream: uint64(r.Episode)}
+		prompts[i] = prompt{tokens, dropped}
 	}
 	res, err := p.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: p.Adapters})
 	if err != nil {
@@ -79,17 +85,19 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error
 	out := make([]Response, len(batch))
 	for i, r := range res {
 		c := r[0]
-		out[i] = Response{Text: c.Text, TokenIDs: c.Tokens, LogProbs: c.LogProbs}
+		out[i] = Response{Text: c.Text, TokenIDs: c.Tokens, LogProbs: c.LogProbs,
+			PromptTokenIDs: prompts[i].tokens, DroppedMessages: prompts[i].dropped}
 	}
 	return out, nil
 }
 
 // Prompt renders a conversation as prompt tokens that leave room for
-// Sampling.MaxTokens in the engine's context. When the whole conversation
-// does not fit, the oldest exchanges between the first observation (which
-// states the task) and the latest one are dropped, a pair at a time; as a
-// last resort only the system message and the latest observation remain.
-func (p *LLMPolicy) Prompt(msgs []chat.Message) ([]int32, error) {
+// Sampling.MaxTokens in the engine's context, and says how many messages
+// it left out. When the whole conversation does not fit, the oldest
+// exchanges between the first observation (which states the task) and the
+// latest one are dropped, a pair at a time; as a last resort only the
+// system message and the latest observation remain.
+func (p *LLMPolicy) Prompt(msgs []chat.Message) (tokens []int32, dropped int, err error) {
 	m := p.Engine.Model()
 	budget := p.Engine.Options().Context - p.Sampling.MaxTokens
 	render := func(kept []chat.Message) ([]int32, bool, error) {
@@ -98,7 +106,7 @@ func (p *LLMPolicy) Prompt(msgs []chat.Message) ([]int32, error) {
 	}
 	tokens, fits, err := render(msgs)
 	if err != nil || fits {
-		return tokens, err
+		return tokens, 0, err
 	}
 	// head: up to and including the first observation.
 	head := 1
@@ -111,13 +119,13 @@ func (p *LLMPolicy) Prompt(msgs []chat.Message) ([]int32, error) {
 		for drop := 2; drop < len(middle); drop += 2 {
 			kept := append(append(append([]chat.Message(nil), msgs[:head]...), middle[drop:]...), last)
 			if tokens, fits, err = render(kept); err != nil || fits {
-				return tokens, err
+				return tokens, drop, err
 			}
 		}
 		kept := append(append([]chat.Message(nil), msgs[:head-1]...), last)
 		if tokens, fits, err = render(kept); err != nil || fits {
-			return tokens, err
+			return tokens, len(msgs) - len(kept), err
 		}
 	}
-	return nil, fmt.Errorf("the prompt takes %d tokens, more than the %d the context leaves after %d for the action", len(tokens), budget, p.Sampling.MaxTokens)
+	return nil, 0, fmt.Errorf("the prompt takes %d tokens, more than the %d the context leaves after %d for the action", len(tokens), budget, p.Sampling.MaxTokens)
 }

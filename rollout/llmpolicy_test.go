@@ -84,12 +84,19 @@ func TestPromptDropsOldTurnsToFit(t *testing.T) {
 			chat.Message{Role: chat.User, Content: "You see nothing special in the room number " + strings.Repeat("x", i)})
 	}
 	msgs = append(msgs, chat.Message{Role: chat.Assistant, Content: "Action: look"}, chat.Message{Role: chat.User, Content: "LATEST"})
-	tokens, err := p.Prompt(msgs)
+	tokens, dropped, err := p.Prompt(msgs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(tokens) > 256-32 {
 		t.Fatalf("prompt of %d tokens exceeds the budget", len(tokens))
+	}
+	if dropped == 0 || dropped%2 != 0 || dropped > len(msgs)-3 {
+		t.Fatalf("%d messages reported dropped; want a positive even number of old exchanges", dropped)
+	}
+	kept := append(append([]chat.Message(nil), msgs[:2]...), msgs[2+dropped:]...)
+	if want, _ := e.Model().Tokenize(e.Model().RenderChat(kept, true), true, true); !slices.Equal(tokens, want) {
+		t.Fatalf("the prompt is not the conversation without its %d oldest exchanges", dropped)
 	}
 	text, _ := e.Model().Detokenize(tokens, true)
 	for _, want := range []string{"Act.", "Task: buy socks.", "LATEST"} {
@@ -101,7 +108,7 @@ func TestPromptDropsOldTurnsToFit(t *testing.T) {
 		t.Fatal("the oldest exchange should have been dropped")
 	}
 	huge := []chat.Message{{Role: chat.System, Content: strings.Repeat("rule ", 400)}, {Role: chat.User, Content: "go"}}
-	if _, err := p.Prompt(huge); err == nil || !strings.Contains(err.Error(), "context") {
+	if _, _, err := p.Prompt(huge); err == nil || !strings.Contains(err.Error(), "context") {
 		t.Fatalf("want a context error for a system prompt that cannot fit, got %v", err)
 	}
 }

@@ -32,6 +32,10 @@ type Request struct {
 	// keep per-conversation state by slot, such as an inference session.
 	// A slot's next episode is a new conversation in the same slot.
 	Slot int
+	// Episode is the episode's index in the run (0 to Episodes-1): the
+	// episodes of one task in a group rollout differ only by it, so a
+	// sampling policy draws each from its own random stream.
+	Episode int
 }
 
 // Response is a policy's answer to one Request.
@@ -43,6 +47,11 @@ type Response struct {
 	// is a language model; other policies leave them nil.
 	TokenIDs []int32
 	LogProbs []float32
+	// PromptTokenIDs are the tokens the model saw, the conversation
+	// rendered after DroppedMessages messages were left out to fit its
+	// context; training reuses them instead of tokenising again.
+	PromptTokenIDs  []int32
+	DroppedMessages int
 }
 
 // Policy chooses actions. Act receives every environment that is waiting

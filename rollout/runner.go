@@ -40,11 +40,16 @@ type Config struct {
 	// Parallel is the number of instances (default 1; at most Episodes are
 	// used).
 	Parallel int
-	// Episodes is the number of episodes to run, with seeds Seed0 to
-	// Seed0+Episodes-1.
+	// Episodes is the number of episodes to run. Episode e plays the task
+	// of seed Seed0 + e/Group as the group's sample e%Group.
 	Episodes int
-	Split    envs.Split
-	Seed0    int64
+	// Group is the number of episodes of each task (default 1): group
+	// rollouts (GRPO groups, exploration) play the same task instance
+	// Group times in a row, which a policy tells apart by
+	// Request.Episode.
+	Group int
+	Split envs.Split
+	Seed0 int64
 	// MaxSteps ends (truncates) an episode after this many steps; 0 means
 	// the environment's Spec().MaxSteps.
 	MaxSteps int
@@ -59,6 +64,8 @@ func (c *Config) validate() error {
 		return errors.New("runner: no environment factory")
 	case c.Episodes <= 0:
 		return fmt.Errorf("runner: episodes must be positive, got %d", c.Episodes)
+	case c.Group < 0:
+		return fmt.Errorf("runner: group must not be negative, got %d", c.Group)
 	case c.Parallel < 0:
 		return fmt.Errorf("runner: parallel must not be negative, got %d", c.Parallel)
 	case c.MaxSteps < 0:
@@ -73,7 +80,7 @@ func (c *Config) validate() error {
 }
 
 // Run runs cfg.Episodes episodes with policy and returns their trajectories
-// ordered by seed. An environment failure is recorded in its episode's
+// ordered by seed and sample. An environment failure is recorded in its episode's
 // Error and the run goes on; a policy failure or the end of ctx stops the
 // run, and Run returns the episodes completed so far with the error.
 func Run(ctx context.Context, cfg Config, policy Policy) ([]Trajectory, error) {
@@ -82,7 +89,9 @@ func Run(ctx context.Context, cfg Config, policy Policy) ([]Trajectory, error) {
 		out = append(out, *t)
 		return nil
 	})
-	slices.SortFunc(out, func(a, b Trajectory) int { return cmp.Compare(a.Seed, b.Seed) })
+	slices.SortFunc(out, func(a, b Trajectory) int {
+		return cmp.Or(cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.Sample, b.Sample))
+	})
 	return out, err
 }
 
@@ -305,8 +314,9 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 	}
 	env := w.env
 	spec := env.Spec()
-	seed := w.cfg.Seed0 + int64(ep)
-	t := &Trajectory{Env: spec.Name, Split: w.cfg.Split, Seed: seed, Instruction: spec.Instruction}
+	group := max(w.cfg.Group, 1)
+	seed := w.cfg.Seed0 + int64(ep/group)
+	t := &Trajectory{Env: spec.Name, Split: w.cfg.Split, Seed: seed, Sample: ep % group, Instruction: spec.Instruction}
 	maxSteps := w.cfg.MaxSteps
 	if maxSteps == 0 {
 		maxSteps = spec.MaxSteps
@@ -328,7 +338,7 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 	for len(t.Steps) < maxSteps {
 		// The events buffer has room for every worker's one pending event,
 		// so this send never blocks; the coordinator closes reply to abort.
-		w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env, Slot: w.slot}}
+		w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env, Slot: w.slot, Episode: ep}}
 		resp, ok := <-w.reply
 		if !ok {
 			return nil, errAborted
@@ -344,14 +354,16 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 			return w.fail(t, fmt.Errorf("step %d: %w", len(t.Steps)+1, err))
 		}
 		t.Steps = append(t.Steps, Step{
-			Observation:  obs,
-			Action:       resp.Text,
-			ParsedAction: envs.ParseAction(resp.Text),
-			TokenIDs:     resp.TokenIDs,
-			LogProbs:     resp.LogProbs,
-			Reward:       res.Reward,
-			Done:         res.Done,
-			Info:         res.Info,
+			Observation:     obs,
+			Action:          resp.Text,
+			ParsedAction:    envs.ParseAction(resp.Text),
+			PromptTokenIDs:  resp.PromptTokenIDs,
+			DroppedMessages: resp.DroppedMessages,
+			TokenIDs:        resp.TokenIDs,
+			LogProbs:        resp.LogProbs,
+			Reward:          res.Reward,
+			Done:            res.Done,
+			Info:            res.Info,
 		})
 		t.Return += res.Reward
 		obs = res.Observation

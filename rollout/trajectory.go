@@ -21,13 +21,18 @@ type Step struct {
 	// envs.ParseAction extracts from it.
 	Action       string `json:"action"`
 	ParsedAction string `json:"parsed_action"`
-	// TokenIDs and LogProbs are the generated tokens, where the policy is a
-	// language model.
-	TokenIDs []int32   `json:"token_ids,omitempty"`
-	LogProbs []float32 `json:"logprobs,omitempty"`
-	Reward   float64   `json:"reward"`
-	Done     bool      `json:"done"`
-	Info     envs.Info `json:"info"`
+	// PromptTokenIDs are the tokens a language-model policy saw (the
+	// conversation rendered with the chat template), after it left out
+	// DroppedMessages old messages to fit its context. TokenIDs and
+	// LogProbs are the generated tokens with their log-probabilities
+	// under the sampling model's raw distribution.
+	PromptTokenIDs  []int32   `json:"prompt_token_ids,omitempty"`
+	DroppedMessages int       `json:"dropped_messages,omitempty"`
+	TokenIDs        []int32   `json:"token_ids,omitempty"`
+	LogProbs        []float32 `json:"logprobs,omitempty"`
+	Reward          float64   `json:"reward"`
+	Done            bool      `json:"done"`
+	Info            envs.Info `json:"info"`
 }
 
 // Trajectory is one episode.
@@ -35,6 +40,9 @@ type Trajectory struct {
 	Env   string     `json:"env"`
 	Split envs.Split `json:"split"`
 	Seed  int64      `json:"seed"`
+	// Sample numbers the episodes of one task in a group rollout (see
+	// Config.Group); 0 otherwise.
+	Sample int `json:"sample,omitempty"`
 	// Instruction is the system prompt the policy was given, so that a
 	// trajectory can be replayed as a conversation without the environment.
 	Instruction string `json:"instruction"`
