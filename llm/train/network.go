@@ -2,7 +2,6 @@ package train
 
 import (
 	"fmt"
-	"math"
 	"math/rand/v2"
 
 	"github.com/agentrl/agentrl/cgo"
@@ -258,7 +257,7 @@ func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Back
 		}
 		return &vec{t: t, p: paramOf[name]}
 	}
-	rng := rand.New(rand.NewPCG(cfg.Seed, 0x4c6f5241)) // "LoRA"
+	rng := rand.New(rand.NewPCG(cfg.Seed, loraStream))
 	lin := func(name string, bias string) *linear {
 		t := tensors[name]
 		l := &linear{name: name, in: int(t.Ne(0)), out: int(t.Ne(1)), w: t, wp: paramOf[name]}
@@ -404,10 +403,7 @@ func (n *network) addLoRA(l *linear, cfg LoRAConfig, rng *rand.Rand) {
 	b.pad = &rankPad{axis: 0, rank: r, padded: rp}
 	a.t = n.ctx.NewTensor(cgo.TypeF32, a.shape...).SetName(a.name)
 	b.t = n.ctx.NewTensor(cgo.TypeF32, b.shape...).SetName(b.name)
-	bound := 1 / math.Sqrt(float64(l.in))
-	for i := range a.value[:int64(l.in)*r] {
-		a.value[i] = float32((2*rng.Float64() - 1) * bound)
-	}
+	initLoRAA(a.value, a, rng)
 	l.lora = &loraPair{a: a, b: b, scale: cfg.Alpha / float32(cfg.Rank)}
 	n.params = append(n.params, a, b)
 }

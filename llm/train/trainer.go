@@ -1,6 +1,7 @@
 package train
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math"
@@ -39,6 +40,9 @@ type Config struct {
 	Schedule   Schedule   `json:"schedule"`
 	// Seed drives the LoRA initialisation and the dropout masks.
 	Seed uint64 `json:"seed"`
+	// Adapter names the LoRA adapter New creates (default
+	// DefaultAdapter); AddAdapter adds more on the same base weights.
+	Adapter string `json:"adapter"`
 	// Context is the longest sequence accepted (default the model's
 	// training context).
 	Context int `json:"context"`
@@ -156,9 +160,13 @@ type Trainer struct {
 	// checkpointed counts the micro-batches computed with gradient
 	// checkpointing because of the memory budget.
 	checkpointed int
-	accum        int       // micro-batches accumulated since the last step
-	gradBuf      []float32 // a gradient read from the backend, to add
-	peak         int64
+	accum        int // micro-batches accumulated since the last step
+	// adapters are the named LoRA adapters (none in full mode); the
+	// network's parameters hold the active one's state.
+	adapters map[string]*adapter
+	active   string
+	gradBuf  []float32 // a gradient read from the backend, to add
+	peak     int64
 }
 
 // New loads the model at path for training.
@@ -211,6 +219,14 @@ func New(path string, cfg Config) (*Trainer, error) {
 		alloc: backend.NewAllocator(), pcg: pcg, rng: rand.New(pcg)}
 	for _, ti := range f.Tensors {
 		t.order = append(t.order, ti.Name)
+	}
+	if !cfg.Full {
+		t.active = cmp.Or(cfg.Adapter, DefaultAdapter)
+		n := len(net.params)
+		t.adapters = map[string]*adapter{t.active: {
+			value: make([][]float32, n), grad: make([][]float32, n), m: make([][]float32, n), v: make([][]float32, n),
+		}}
+		t.storeActive()
 	}
 	return t, nil
 }

@@ -1,0 +1,137 @@
+package train
+
+import (
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// logProbsOf returns the trainer's log-probabilities of seqs under its
+// active adapter.
+func logProbsOf(t *testing.T, tr *Trainer, seqs []Sequence) [][]float32 {
+	t.Helper()
+	lp, err := tr.LogProbs(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return lp
+}
+
+func equalLogProbs(a, b [][]float32) bool {
+	return slices.EqualFunc(a, b, func(x, y []float32) bool { return slices.Equal(x, y) })
+}
+
+// TestAdaptersAreIndependent trains two adapters of one trainer in turn
+// and checks that each follows exactly the trajectory it would alone: the
+// actor's log-probabilities after interleaved training equal those of a
+// trainer that trained only the actor, and the critic starts from the
+// base model whatever the actor did.
+func TestAdaptersAreIndependent(t *testing.T) {
+	seqs := fixedText(300, false)
+	other := fixedText(300, true)
+	alone := newMicro(t, Config{Adapter: "actor", Seed: 9})
+	memorise(t, alone, seqs, 3)
+	want := logProbsOf(t, alone, seqs)
+
+	tr := newMicro(t, Config{Adapter: "actor", Seed: 9})
+	base, err := tr.BaseLogProbs(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.AddAdapter("critic", AdapterOptions{Optimizer: AdamW{LR: 3e-3}, Seed: 4}); err != nil {
+		t.Fatal(err)
+	}
+	if got := tr.AdapterNames(); !slices.Equal(got, []string{"actor", "critic"}) || tr.ActiveAdapter() != "actor" {
+		t.Fatalf("adapters %v, active %q", got, tr.ActiveAdapter())
+	}
+	for range 3 {
+		memorise(t, tr, seqs, 1)
+		if err := tr.UseAdapter("critic"); err != nil {
+			t.Fatal(err)
+		}
+		memorise(t, tr, other, 1)
+		if err := tr.UseAdapter("actor"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if got := logProbsOf(t, tr, seqs); !equalLogProbs(got, want) {
+		t.Fatal("the actor trained between critic steps differs from the actor trained alone")
+	}
+	if tr.StepCount() != 3 {
+		t.Fatalf("actor at step %d, want 3", tr.StepCount())
+	}
+
+	// A new adapter leaves the model as it is (B starts at zero).
+	if err := tr.AddAdapter("discriminator", AdapterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.UseAdapter("discriminator"); err != nil {
+		t.Fatal(err)
+	}
+	if got := logProbsOf(t, tr, seqs); !equalLogProbs(got, base) {
+		t.Fatal("a new adapter changed the model's log-probabilities")
+	}
+	if tr.StepCount() != 0 || tr.Config().Optimizer != alone.Config().Optimizer {
+		t.Fatalf("new adapter: step %d, optimiser %+v", tr.StepCount(), tr.Config().Optimizer)
+	}
+	if err := tr.UseAdapter("critic"); err != nil {
+		t.Fatal(err)
+	}
+	if tr.StepCount() != 3 || tr.Config().Optimizer.LR != 3e-3 {
+		t.Fatalf("critic: step %d, lr %g", tr.StepCount(), tr.Config().Optimizer.LR)
+	}
+
+	// Each adapter saves and restores its own checkpoint.
+	dir := t.TempDir()
+	criticLP := logProbsOf(t, tr, other)
+	if err := tr.SaveCheckpoint(filepath.Join(dir, "critic.ckpt"), nil); err != nil {
+		t.Fatal(err)
+	}
+	memorise(t, tr, other, 1)
+	if err := tr.LoadCheckpoint(filepath.Join(dir, "critic.ckpt"), nil); err != nil {
+		t.Fatal(err)
+	}
+	if got := logProbsOf(t, tr, other); !equalLogProbs(got, criticLP) || tr.StepCount() != 3 {
+		t.Fatal("the critic's checkpoint did not restore it")
+	}
+	if err := tr.UseAdapter("actor"); err != nil {
+		t.Fatal(err)
+	}
+	if got := logProbsOf(t, tr, seqs); !equalLogProbs(got, want) {
+		t.Fatal("restoring the critic changed the actor")
+	}
+}
+
+func TestNamedAdapterErrors(t *testing.T) {
+	tr := newMicro(t, Config{})
+	if tr.ActiveAdapter() != DefaultAdapter {
+		t.Fatalf("active adapter %q, want %q", tr.ActiveAdapter(), DefaultAdapter)
+	}
+	for _, c := range []struct {
+		err  error
+		want string
+	}{
+		{tr.AddAdapter(DefaultAdapter, AdapterOptions{}), "has one of that name"},
+		{tr.AddAdapter("", AdapterOptions{}), "empty name"},
+		{tr.AddAdapter("bad", AdapterOptions{Optimizer: AdamW{LR: -1}}), "bad"},
+		{tr.UseAdapter("missing"), "no such adapter"},
+	} {
+		if c.err == nil || !strings.Contains(c.err.Error(), c.want) {
+			t.Errorf("got %v, want an error containing %q", c.err, c.want)
+		}
+	}
+	if err := tr.AddAdapter("critic", AdapterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := tr.Accumulate(fixedText(300, false), CrossEntropy{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.UseAdapter("critic"); err == nil || !strings.Contains(err.Error(), "accumulated gradients") {
+		t.Fatalf("switching with pending gradients: %v", err)
+	}
+	full := newMicro(t, Config{Full: true})
+	if err := full.AddAdapter("critic", AdapterOptions{}); err == nil {
+		t.Fatal("full-parameter training accepted an adapter")
+	}
+}
