@@ -60,7 +60,7 @@ func benchReferenceCommand() *cli.Command {
 			&cli.IntFlag{Name: "seq-len", Value: 256, Usage: "predicted tokens per training sequence"},
 			&cli.IntFlag{Name: "steps", Value: 4, Usage: "training steps per side and thread count"},
 			&cli.IntFlag{Name: "warmup", Value: 1, Usage: "untimed first training steps"},
-			&cli.IntFlag{Name: "rank", Value: 8, Usage: "LoRA rank (alpha = rank) on q, k, v, o, gate, up, down"},
+			&cli.IntFlag{Name: "rank", Value: train.DefaultLoRARank, Usage: "LoRA rank (alpha = rank) on q, k, v, o, gate, up, down"},
 			&cli.Float64Flag{Name: "lr", Value: 1e-3, Usage: "AdamW learning rate (constant, no clipping, no weight decay)"},
 			&cli.StringFlag{Name: "sequences", Value: "1,8,32", Usage: "comma-separated numbers of sequences generated together"},
 			&cli.IntFlag{Name: "gen-tokens", Value: 64, Usage: "tokens generated per sequence"},

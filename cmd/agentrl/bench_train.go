@@ -31,7 +31,7 @@ func benchTrainCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "model", Usage: "GGUF model (repeatable); default: the built-in tiny and small presets, made in a temporary folder"},
 			&cli.StringFlag{Name: "shapes", Value: "4x128,8x256", Usage: "comma-separated BATCHxSEQ_LEN shapes"},
 			&cli.BoolFlag{Name: "full", Usage: "also measure full-parameter training"},
-			&cli.IntFlag{Name: "rank", Value: 8, Usage: "LoRA rank"},
+			&cli.IntFlag{Name: "rank", Value: train.DefaultLoRARank, Usage: "LoRA rank"},
 			&cli.IntFlag{Name: "steps", Value: 6, Usage: "training steps per measurement"},
 			&cli.IntFlag{Name: "warmup", Value: 1, Usage: "untimed first steps"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},

@@ -40,7 +40,7 @@ func trainFlags(lr float64, epochs int) []cli.Flag {
 	return []cli.Flag{
 		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: "base model, " + modelUsage},
 		&cli.StringFlag{Name: "out", Required: true, Usage: "write the result to `FILE` (GGUF)"},
-		&cli.IntFlag{Name: "lora-rank", Value: 8, Usage: "LoRA rank"},
+		&cli.IntFlag{Name: "lora-rank", Value: train.DefaultLoRARank, Usage: "LoRA rank"},
 		&cli.Float64Flag{Name: "lora-alpha", Usage: "LoRA alpha (default 2 x rank)"},
 		&cli.Float64Flag{Name: "lora-dropout", Usage: "dropout on the LoRA inputs"},
 		&cli.StringFlag{Name: "lora-targets", Value: strings.Join(train.DefaultTargets, ","), Usage: "adapted matrices"},

@@ -17,7 +17,7 @@ import (
 // tokens each), the first Warmup of them untimed.
 type BenchConfig struct {
 	Full    bool
-	Rank    int // LoRA rank (default 8); alpha = rank
+	Rank    int // LoRA rank (default DefaultLoRARank); alpha = rank
 	Batch   int
 	SeqLen  int
 	Steps   int
@@ -103,7 +103,7 @@ func (t *Trainer) matmulParameters() int64 {
 // when ctx is cancelled.
 func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error) {
 	if c.Rank == 0 {
-		c.Rank = 8
+		c.Rank = DefaultLoRARank
 	}
 	if c.LR == 0 {
 		c.LR = 1e-4

@@ -13,9 +13,15 @@ import (
 	"github.com/agentrl/agentrl/llm/gguf"
 )
 
+// DefaultLoRARank is the LoRA rank when none is given: enough for the
+// behaviour an agent learns on top of an instruction-tuned model, small
+// enough that the adapter's own work is negligible next to the base
+// model's.
+const DefaultLoRARank = 8
+
 // LoRAConfig configures the adapter trained in LoRA mode.
 type LoRAConfig struct {
-	Rank  int     `json:"rank"`  // default 8
+	Rank  int     `json:"rank"`  // default DefaultLoRARank
 	Alpha float32 `json:"alpha"` // scale numerator: W x + (Alpha/Rank) B A x; default 2*Rank
 	// Dropout on the input of the LoRA matrices (not of the frozen ones),
 	// one mask per input, shared by the matrices that read it (q, k and
@@ -85,7 +91,7 @@ type Config struct {
 
 func (c Config) withDefaults(h hparams) Config {
 	if c.LoRA.Rank == 0 {
-		c.LoRA.Rank = 8
+		c.LoRA.Rank = DefaultLoRARank
 	}
 	if c.LoRA.Alpha == 0 {
 		c.LoRA.Alpha = 2 * float32(c.LoRA.Rank)
