@@ -26,8 +26,8 @@ type EngineOptions struct {
 	Batch, UBatch int
 	// Threads used by llama.cpp (default one per core).
 	Threads int
-	// FlashAttn selects flash attention (default auto).
-	FlashAttn cgo.FlashAttn
+	// FlashAttn selects flash attention: auto (default), on or off.
+	FlashAttn FlashAttn
 	// SharedKV puts all sequences in one KV buffer instead of a stream
 	// each. The n samples of a prompt then share its cells without a copy,
 	// but every sequence attends over the span of all used cells, which
@@ -62,7 +62,30 @@ func (o EngineOptions) streams(info Info) int {
 	return int(int64(o.CacheMiB) << 20 / (int64(o.Context) * kvBytesPerToken(info)))
 }
 
+// FlashAttn selects llama.cpp's flash attention.
+type FlashAttn string
+
+const (
+	FlashAttnAuto FlashAttn = "auto" // llama.cpp decides per device
+	FlashAttnOn   FlashAttn = "on"
+	FlashAttnOff  FlashAttn = "off"
+)
+
+// mode is the cgo value of f, which validate has checked.
+func (f FlashAttn) mode() cgo.FlashAttn {
+	switch f {
+	case FlashAttnOn:
+		return cgo.FlashAttnEnabled
+	case FlashAttnOff:
+		return cgo.FlashAttnDisabled
+	}
+	return cgo.FlashAttnAuto
+}
+
 func (o EngineOptions) withDefaults(info Info) EngineOptions {
+	if o.FlashAttn == "" {
+		o.FlashAttn = FlashAttnAuto
+	}
 	if o.Parallel <= 0 {
 		o.Parallel = 32
 	}
@@ -84,6 +107,8 @@ func (o EngineOptions) withDefaults(info Info) EngineOptions {
 func (o EngineOptions) validate(info Info) error {
 	streams := o.streams(info)
 	switch {
+	case o.FlashAttn != FlashAttnAuto && o.FlashAttn != FlashAttnOn && o.FlashAttn != FlashAttnOff:
+		return fmt.Errorf("flash attention %q: want auto, on or off", o.FlashAttn)
 	case o.CacheMiB < 0:
 		return fmt.Errorf("KV cache budget %d MiB must not be negative", o.CacheMiB)
 	case streams < 1:
@@ -109,7 +134,7 @@ func contextParams(o EngineOptions, info Info) cgo.ContextParams {
 	return cgo.ContextParams{
 		NCtx: o.Context * streams, NBatch: o.Batch, NUBatch: o.UBatch,
 		NSeqMax: streams, Threads: o.Threads, ThreadsBatch: o.Threads,
-		FlashAttn: o.FlashAttn, KVUnified: o.SharedKV,
+		FlashAttn: o.FlashAttn.mode(), KVUnified: o.SharedKV,
 	}
 }
 

@@ -61,18 +61,6 @@ func parseInts(flag, s string) ([]int, error) {
 	return out, nil
 }
 
-func parseFlashAttn(s string) (cgo.FlashAttn, error) {
-	switch s {
-	case "auto":
-		return cgo.FlashAttnAuto, nil
-	case "on":
-		return cgo.FlashAttnEnabled, nil
-	case "off":
-		return cgo.FlashAttnDisabled, nil
-	}
-	return 0, fmt.Errorf("--flash-attn %q: want auto, on or off", s)
-}
-
 // benchModels returns the models a benchmark measures: those given, or
 // else the built-in tiny and small presets, written to a temporary folder
 // that cleanup removes.
@@ -113,10 +101,7 @@ func runBenchInfer(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	fa, err := parseFlashAttn(c.String("flash-attn"))
-	if err != nil {
-		return err
-	}
+	fa := llm.FlashAttn(c.String("flash-attn")) // the engine checks it
 	if c.Int("prompt-tokens") <= 0 || c.Int("gen-tokens") <= 0 {
 		return fmt.Errorf("--prompt-tokens and --gen-tokens must be > 0")
 	}
