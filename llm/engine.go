@@ -26,7 +26,10 @@ type EngineOptions struct {
 	Batch, UBatch int
 	// Threads used by llama.cpp (default one per core).
 	Threads int
-	// FlashAttn selects flash attention: auto (default), on or off.
+	// FlashAttn selects flash attention: off (default), on or auto. Off
+	// keeps log-probabilities the same, to float precision, whatever the
+	// batch's shape (a prompt evaluated whole, or continued from cached
+	// cells); llama.cpp's flash attention on the CPU does not.
 	FlashAttn FlashAttn
 	// SharedKV puts all sequences in one KV buffer instead of a stream
 	// each. The n samples of a prompt then share its cells without a copy,
@@ -84,7 +87,7 @@ func (f FlashAttn) mode() cgo.FlashAttn {
 
 func (o EngineOptions) withDefaults(info Info) EngineOptions {
 	if o.FlashAttn == "" {
-		o.FlashAttn = FlashAttnAuto
+		o.FlashAttn = FlashAttnOff
 	}
 	if o.Parallel <= 0 {
 		o.Parallel = 32
