@@ -135,3 +135,23 @@ func TestNamedAdapterErrors(t *testing.T) {
 		t.Fatal("full-parameter training accepted an adapter")
 	}
 }
+
+// TestTargetsProbeTheDistribution reads the log-probability of another
+// token than the one in the sequence: it equals the log-probability of a
+// sequence that holds that token there, while the context goes on
+// unchanged for later positions.
+func TestTargetsProbeTheDistribution(t *testing.T) {
+	tr := newMicro(t, Config{})
+	tokens := []int32{5, 17, 42, 99, 7, 123}
+	probe := Sequence{Tokens: tokens, Weights: []float32{0, 0, 1, 0, 0, 1}, Targets: []int32{0, 0, 250, 0, 0, 9}}
+	got := logProbsOf(t, tr, []Sequence{probe})
+	want := logProbsOf(t, tr, []Sequence{{Tokens: []int32{5, 17, 250}}, {Tokens: []int32{5, 17, 42, 99, 7, 9}}})
+	if got[0][2] != want[0][2] || got[0][5] != want[1][5] {
+		t.Fatalf("probes %g, %g; tokens in place %g, %g", got[0][2], got[0][5], want[0][2], want[1][5])
+	}
+	bad := probe
+	bad.Targets = []int32{0, 0, 1000, 0, 0, 0}
+	if _, err := tr.LogProbs([]Sequence{bad}); err == nil || !strings.Contains(err.Error(), "target 1000") {
+		t.Fatalf("want an error for a target outside the vocabulary, got %v", err)
+	}
+}

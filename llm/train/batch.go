@@ -14,6 +14,20 @@ type Sequence struct {
 	// advantage-weighted objectives. Weights[0] must be 0: nothing predicts
 	// the first token. Nil weights every token but the first by 1.
 	Weights []float32
+	// Targets, when not nil, replaces Tokens[i] by Targets[i] as the token
+	// whose log-probability is computed at position i, while the context
+	// stays Tokens: a probe of the model's next-token distribution, such
+	// as a critic's judgement token read at each decision point of an
+	// episode. Nil predicts Tokens.
+	Targets []int32
+}
+
+// target is the token whose log-probability is computed at position i.
+func (s Sequence) target(i int) int32 {
+	if s.Targets != nil {
+		return s.Targets[i]
+	}
+	return s.Tokens[i]
 }
 
 // weight is the loss weight of token i.
@@ -67,12 +81,19 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 			return nil, fmt.Errorf("sequence %d: %d tokens exceed the context of %d", i, len(s.Tokens), maxLen)
 		case s.Weights != nil && len(s.Weights) != len(s.Tokens):
 			return nil, fmt.Errorf("sequence %d: %d weights for %d tokens", i, len(s.Weights), len(s.Tokens))
+		case s.Targets != nil && len(s.Targets) != len(s.Tokens):
+			return nil, fmt.Errorf("sequence %d: %d targets for %d tokens", i, len(s.Targets), len(s.Tokens))
 		case s.Weights != nil && s.Weights[0] != 0:
 			return nil, fmt.Errorf("sequence %d: the first token has weight %g; nothing predicts it, so it must be 0", i, s.Weights[0])
 		}
 		for k, t := range s.Tokens {
 			if t < 0 || int(t) >= vocab {
 				return nil, fmt.Errorf("sequence %d: token %d at position %d outside the vocabulary of %d", i, t, k, vocab)
+			}
+		}
+		for k, t := range s.Targets {
+			if t < 0 || int(t) >= vocab {
+				return nil, fmt.Errorf("sequence %d: target %d at position %d outside the vocabulary of %d", i, t, k, vocab)
 			}
 		}
 		for k, w := range s.Weights {
@@ -147,7 +168,7 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 				p.out = append(p.out, slot[i][k-1])
 				p.outSeq = append(p.outSeq, int32(i))
 				p.outTok = append(p.outTok, int32(k))
-				p.target = append(p.target, s.Tokens[k])
+				p.target = append(p.target, s.target(k))
 			}
 		}
 	}
