@@ -64,6 +64,7 @@ func newApp() *cli.App {
 			quantizeCommand(),
 			benchCommand(),
 			sftCommand(), pretrainCommand(),
+			trainCommand(), evalCommand(), reportCommand(), sweepCommand(),
 		},
 	}
 }

@@ -155,3 +155,14 @@ func initLoRAA(value []float32, p *param, rng *rand.Rand) {
 		value[i] = float32((2*rng.Float64() - 1) * bound)
 	}
 }
+
+// SetLR sets the active adapter's peak learning rate, for algorithms that
+// train one adapter at different rates in different phases (a warm start
+// on demonstrations, then reinforcement learning). Checkpoints keep it.
+func (t *Trainer) SetLR(lr float64) error {
+	if !(lr > 0) || math.IsInf(lr, 0) {
+		return fmt.Errorf("learning rate %g must be positive", lr)
+	}
+	t.cfg.Optimizer.LR = lr
+	return nil
+}

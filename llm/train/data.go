@@ -77,7 +77,7 @@ func ReadSFT(r io.Reader, name string, tok Tokenizer, maxLen int) ([]Sequence, e
 		case ex.Messages != nil && (ex.Prompt != nil || ex.Completion != nil):
 			return nil, fail("give either messages or prompt and completion, not both")
 		case ex.Messages != nil:
-			s, err = chatSequence(tok, ex.Messages)
+			s, err = ChatSequence(tok, ex.Messages)
 		case ex.Prompt != nil && ex.Completion != nil:
 			s, err = completionSequence(tok, *ex.Prompt, *ex.Completion)
 		default:
@@ -121,11 +121,12 @@ func completionSequence(tok Tokenizer, prompt, completion string) (Sequence, err
 	return s, nil
 }
 
-// chatSequence renders a chat turn by turn: the text before each assistant
-// turn (with the opening of the turn) is context, the turn itself target.
-// Tokenising the pieces separately reproduces inference, which tokenises
-// the rendered prompt and then generates the turn's tokens.
-func chatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
+// ChatSequence renders a conversation as one training sequence, turn by
+// turn: the text before each assistant turn (with the opening of the
+// turn) is context, the turn itself target. Tokenising the pieces
+// separately reproduces inference, which tokenises the rendered prompt
+// and then generates the turn's tokens.
+func ChatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
 	var s Sequence
 	done := ""
 	for i, m := range msgs {

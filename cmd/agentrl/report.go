@@ -1,0 +1,85 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"path/filepath"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrl/agentrl/rl/report"
+)
+
+func reportCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "report",
+		Usage:     "plot training runs and compare them across algorithms and seeds in a markdown report",
+		ArgsUsage: "RUNDIR...",
+		Description: "Each RUNDIR is a run directory (docs/runs.md) or a sweep directory holding run directories one\n" +
+			"level down. The report has one table per environment with a row per algorithm: the final evaluation\n" +
+			"on --split (eval/SPLIT.json) and the last iteration's training success, as mean ± standard deviation\n" +
+			"over the finished runs' seeds, then the runs that are not started, not finished or not evaluated.\n" +
+			"Each run's plots go to RUNDIR/plots; the training curves, one figure per environment, go beside\n" +
+			"the report as OUT-curves-ENV.png.",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (markdown; required)"},
+			&cli.StringFlag{Name: "split", Value: report.DefaultSplit, Usage: "compare the final evaluations on this split (eval/SPLIT.json)"},
+			&cli.StringFlag{Name: "title", Usage: "the report's title"},
+		},
+		Action: runReport,
+	}
+}
+
+func runReport(c *cli.Context) error {
+	args, err := argsAndLateFlags(c)
+	if err != nil {
+		return err
+	}
+	if len(args) == 0 {
+		return errors.New("report: name at least one run directory (or a sweep directory holding runs)")
+	}
+	out := c.String("out")
+	if out == "" {
+		return errors.New("--out: name the markdown file to write the report to (e.g. --out report.md)")
+	}
+	if c.String("split") == "" {
+		return errors.New("--split: name an evaluation split (e.g. test)")
+	}
+	if err := checkWritable(out); err != nil {
+		return err
+	}
+
+	var runs []report.Run
+	seen := map[string]bool{}
+	for _, arg := range args {
+		rs, err := report.ReadRuns(arg)
+		if err != nil {
+			return err
+		}
+		for _, r := range rs {
+			// A run named both on its own and through its sweep would
+			// count as two seeds.
+			key := r.Dir
+			if abs, err := filepath.Abs(r.Dir); err == nil {
+				key = abs
+			}
+			if !seen[key] {
+				seen[key] = true
+				runs = append(runs, r)
+			}
+		}
+	}
+
+	t, curves, err := report.Write(runs, out, report.Options{Split: c.String("split"), Title: c.String("title")})
+	if err != nil {
+		return err
+	}
+	envs := map[string]bool{}
+	algorithms := map[string]bool{}
+	for _, g := range t.Groups {
+		envs[g.Env], algorithms[g.Algorithm] = true, true
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs, %d environments, %d algorithms; %d runs missing from the comparison on %s; %d curve figures\n",
+		out, len(runs), len(envs), len(algorithms), len(t.Missing), t.Split, len(curves))
+	return nil
+}

@@ -1,0 +1,202 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+
+	"github.com/urfave/cli/v2"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/registry"
+	"github.com/agentrl/agentrl/llm/models"
+	"github.com/agentrl/agentrl/rl"
+)
+
+func trainCommand() *cli.Command {
+	sub := make([]*cli.Command, 0, len(rl.Algorithms()))
+	for _, alg := range rl.Algorithms() {
+		sub = append(sub, &cli.Command{
+			Name:  alg,
+			Usage: algorithmUsage[alg],
+			Description: "Writes the run directory --out (docs/runs.md): config.yaml, metrics.jsonl, adapters, checkpoints,\n" +
+				"trajectories, plots. Ctrl-C or a kill loses at most the iteration in progress; --resume continues\n" +
+				"the run from its last finished iteration. Every setting has a default (docs/training.md); --config\n" +
+				"reads a YAML file of them and --set KEY=VALUE overrides one (e.g. --set grpo.lr=1e-5).",
+			Flags:  trainRunFlags(),
+			Action: func(c *cli.Context) error { return runTrain(c, alg) },
+		})
+	}
+	return &cli.Command{
+		Name:        "train",
+		Usage:       "train an agent with an RL algorithm or the supervised baseline, writing a run directory",
+		Subcommands: sub,
+	}
+}
+
+var algorithmUsage = map[string]string{
+	"sft":  "supervised fine-tuning on expert demonstrations (loss on actions)",
+	"grpo": "group relative policy optimisation: G episodes per task, group-normalised returns, clipped objective",
+	"ppo":  "proximal policy optimisation with a critic adapter and GAE over turns",
+	"eto":  "exploration-based trajectory optimisation: DPO on failed vs expert trajectories",
+}
+
+func trainRunFlags() []cli.Flag {
+	return []cli.Flag{
+		&cli.StringFlag{Name: "env", Usage: "environment (" + strings.Join(registry.Names(), ", ") + ")"},
+		&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: modelUsage + " (default " + models.DefaultModel + ")"},
+		&cli.StringFlag{Name: "config", Usage: "settings as YAML (`FILE.yaml`), over the defaults"},
+		&cli.StringSliceFlag{Name: "set", Usage: "override one setting, `KEY=VALUE` (repeatable), e.g. grpo.group=8"},
+		&cli.StringFlag{Name: "out", Usage: "run directory (default runs/ENV-ALGORITHM-seedN)"},
+		&cli.IntFlag{Name: "iterations", Usage: "iterations of the algorithm (0: the configuration's)"},
+		&cli.Uint64Flag{Name: "seed", Usage: "seed of everything random in the run (0: the configuration's)"},
+		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: the configuration's; one per core by default)"},
+		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last finished iteration"},
+	}
+}
+
+// trainConfig assembles a run's configuration: the defaults, --config,
+// the flags, then each --set.
+func trainConfig(c *cli.Context, alg string) (rl.Config, error) {
+	sets := []string{"algorithm=" + alg}
+	for _, f := range []struct{ flag, key string }{{"env", "env"}, {"model", "model"}} {
+		if v := c.String(f.flag); v != "" {
+			sets = append(sets, f.key+"="+yamlString(v))
+		}
+	}
+	for _, f := range []string{"iterations", "threads"} {
+		if c.Int(f) < 0 {
+			return rl.Config{}, fmt.Errorf("--%s %d must not be negative", f, c.Int(f))
+		}
+		if v := c.Int(f); v > 0 {
+			sets = append(sets, fmt.Sprintf("%s=%d", f, v))
+		}
+	}
+	if v := c.Uint64("seed"); v > 0 {
+		sets = append(sets, fmt.Sprintf("seed=%d", v))
+	}
+	return rl.LoadConfig(c.String("config"), append(sets, c.StringSlice("set")...))
+}
+
+// yamlString quotes a flag value as a YAML string.
+func yamlString(s string) string { return fmt.Sprintf("%q", s) }
+
+func runTrain(c *cli.Context, alg string) error {
+	if c.Args().Len() > 0 {
+		return fmt.Errorf("unexpected arguments %v (settings are flags: --env, --model, --set KEY=VALUE)", c.Args().Slice())
+	}
+	out := c.String("out")
+	if c.Bool("resume") && out == "" {
+		return errors.New("--resume: name the run directory to continue with --out")
+	}
+	if c.Bool("resume") && c.String("config") == "" {
+		// A resumed run keeps its own configuration; flags may extend it.
+		cfg, err := rl.LoadConfig(filepath.Join(out, "config.yaml"), nil)
+		if err != nil {
+			return fmt.Errorf("--resume: %w", err)
+		}
+		if cfg.Algorithm != alg {
+			return fmt.Errorf("--resume: %s is a %s run, not %s", out, cfg.Algorithm, alg)
+		}
+		c.Set("config", filepath.Join(out, "config.yaml"))
+	}
+	cfg, err := trainConfig(c, alg)
+	if err != nil {
+		return err
+	}
+	if out == "" {
+		out = filepath.Join("runs", fmt.Sprintf("%s-%s-seed%d", cfg.Env, cfg.Algorithm, cfg.Seed))
+	}
+	modelPath, err := models.Resolve(cfg.Model)
+	if err != nil {
+		return err
+	}
+	newEnv, err := registry.Lookup(cfg.Env)
+	if err != nil {
+		return err
+	}
+	err = rl.Train(c.Context, cfg, rl.Options{ModelPath: modelPath, Dir: out, NewEnv: newEnv, Resume: c.Bool("resume"), Progress: c.App.ErrWriter})
+	if errors.Is(err, context.Canceled) {
+		return fmt.Errorf("interrupted: %s keeps every finished iteration; continue with: agentrl train %s --out %s --resume", out, alg, out)
+	}
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "run %s: adapter %s; evaluate with: agentrl eval --run %s --split unseen\n",
+		out, filepath.Join(out, "adapters", "actor.gguf"), out)
+	return nil
+}
+
+func evalCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "eval",
+		Usage: "evaluate a run's latest actor adapter greedily on a split, writing RUNDIR/eval/SPLIT.json",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory (`RUNDIR`)"},
+			&cli.StringFlag{Name: "split", Value: string(envs.Test), Usage: "test or unseen (or train)"},
+			&cli.IntFlag{Name: "episodes", Value: 100, Usage: "episodes, on the split's first tasks"},
+		},
+		Action: func(c *cli.Context) error {
+			dir := c.String("run")
+			cfg, err := rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil)
+			if err != nil {
+				return fmt.Errorf("--run: %w", err)
+			}
+			modelPath, err := models.Resolve(cfg.Model)
+			if err != nil {
+				return err
+			}
+			newEnv, err := registry.Lookup(cfg.Env)
+			if err != nil {
+				return err
+			}
+			split, err := envs.ParseSplit(c.String("split"))
+			if err != nil {
+				return err
+			}
+			sum, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"))
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "%s on %s %s: success %.3f ± %.3f, score %.3f ± %.3f, steps %.2f, invalid actions %.3f (%d episodes, %d failed)\n",
+				dir, cfg.Env, split, sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.MeanScoreSE, sum.MeanSteps,
+				sum.InvalidActionRate, sum.Episodes, sum.Errors)
+			return nil
+		},
+	}
+}
+
+func sweepCommand() *cli.Command {
+	return &cli.Command{
+		Name:      "sweep",
+		Usage:     "run a grid of training runs (algorithms x envs x seeds), resuming where it stopped, and report",
+		ArgsUsage: "FILE.yaml",
+		Description: "The file names out (the sweep's directory), algorithms, envs, seeds, eval (splits and episodes)\n" +
+			"and config (the base settings of every run). Finished runs are skipped, unfinished ones resumed;\n" +
+			"after each run OUT/report.md compares what has finished and lists what is missing.",
+		Action: func(c *cli.Context) error {
+			if c.Args().Len() != 1 {
+				return errors.New("sweep: name one sweep file (FILE.yaml)")
+			}
+			s, err := rl.ReadSweep(c.Args().First())
+			if err != nil {
+				return err
+			}
+			err = rl.RunSweep(c.Context, s, rl.SweepEnv{
+				ResolveModel: models.Resolve,
+				LookupEnv:    func(name string) (func() envs.Env, error) { return registry.Lookup(name) },
+				Progress:     c.App.ErrWriter,
+			})
+			if errors.Is(err, context.Canceled) {
+				return fmt.Errorf("interrupted: finished runs are kept; run the same command to continue")
+			}
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(c.App.Writer, "sweep finished: %s\n", filepath.Join(s.Out, "report.md"))
+			return nil
+		},
+	}
+}

@@ -1,0 +1,394 @@
+package rl
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"slices"
+	"strings"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm/train"
+)
+
+// Config is a training run: what to train, on which environment, with
+// which algorithm and budget. Its YAML form is the --config file and the
+// run directory's config.yaml; DefaultConfig gives every default, and
+// docs/training.md explains each choice.
+type Config struct {
+	// Algorithm is one of Algorithms().
+	Algorithm string `yaml:"algorithm"`
+	Env       string `yaml:"env"`
+	// Model is what --model takes: a GGUF path, a pulled model's name or
+	// ollama:NAME.
+	Model string `yaml:"model"`
+	// Seed drives everything random in the run: the adapters'
+	// initialisation, task order, sampling and shuffling.
+	Seed uint64 `yaml:"seed"`
+	// Iterations of the algorithm's loop (rollouts, then updates).
+	Iterations int `yaml:"iterations"`
+	// Threads for inference and training (0: one per core).
+	Threads int `yaml:"threads"`
+
+	Rollout RolloutConfig `yaml:"rollout"`
+	Eval    EvalConfig    `yaml:"eval"`
+	LoRA    LoRAConfig    `yaml:"lora"`
+	// WarmStart fine-tunes the actor on expert demonstrations before the
+	// first iteration of an RL algorithm (ETO requires it; GRPO and PPO
+	// use it by default because a 135M model succeeds too rarely zero-shot
+	// for rewards to differ within a group).
+	WarmStart SFTConfig  `yaml:"warm_start"`
+	SFT       SFTConfig  `yaml:"sft"`
+	GRPO      GRPOConfig `yaml:"grpo"`
+	PPO       PPOConfig  `yaml:"ppo"`
+	ETO       ETOConfig  `yaml:"eto"`
+}
+
+// RolloutConfig says how training episodes are played.
+type RolloutConfig struct {
+	// Tasks per iteration, each played Group times (GRPO) or once.
+	Tasks int `yaml:"tasks"`
+	// MaxSteps ends an episode after this many steps (0: the
+	// environment's limit).
+	MaxSteps int `yaml:"max_steps"`
+	// MaxTokens bounds one action.
+	MaxTokens int `yaml:"max_tokens"`
+	// Temperature of the training rollouts.
+	Temperature float64 `yaml:"temperature"`
+	// Parallel episodes played at once (one batched model call serves
+	// them all).
+	Parallel int `yaml:"parallel"`
+	// Context is the engine's context per sequence in tokens; longer
+	// histories drop their oldest turns (recorded in the trajectories).
+	Context int `yaml:"context"`
+	// KVCacheMiB is the engine's KV cache budget (0: enough for Parallel
+	// sequences of Context tokens).
+	KVCacheMiB int `yaml:"kv_cache_mib"`
+}
+
+// EvalConfig says how the actor is evaluated during the run: greedy
+// episodes on a split every Every iterations and after the last.
+type EvalConfig struct {
+	Every    int        `yaml:"every"` // 0: after the last iteration only
+	Episodes int        `yaml:"episodes"`
+	Split    envs.Split `yaml:"split"`
+}
+
+// LoRAConfig shapes every adapter of the run (actor, critic, ...).
+type LoRAConfig struct {
+	Rank  int     `yaml:"rank"`
+	Alpha float64 `yaml:"alpha"` // 0: 2 x rank
+	// BatchTokens bounds the tokens of one micro-batch of training.
+	BatchTokens int `yaml:"batch_tokens"`
+}
+
+// SFTConfig is supervised fine-tuning on expert demonstrations, loss on
+// the action tokens only: the SFT baseline (one epoch per iteration) and
+// the warm start of the RL algorithms.
+type SFTConfig struct {
+	// Demos is the number of expert episodes on the train split (0: no
+	// warm start).
+	Demos  int     `yaml:"demos"`
+	Epochs int     `yaml:"epochs"` // passes over the demos (warm start)
+	LR     float64 `yaml:"lr"`
+}
+
+// GRPOConfig is group relative policy optimisation for multi-turn agents
+// (Shao et al. 2024, DeepSeekMath): every action token of an episode gets
+// the episode's group-normalised return as its advantage.
+type GRPOConfig struct {
+	// Group is G, the episodes per task.
+	Group int     `yaml:"group"`
+	LR    float64 `yaml:"lr"`
+	// Clip is the PPO clip range of the token-level ratio.
+	Clip float64 `yaml:"clip"`
+	// KL weights the k3 estimate of KL(policy || reference) per token
+	// (0: no reference pass). Reference is "base" (the model without
+	// adapter) or "warm_start" (the actor after the warm start).
+	KL        float64 `yaml:"kl"`
+	Reference string  `yaml:"reference"`
+	// Epochs over each iteration's episodes, in Minibatches optimiser
+	// steps each.
+	Epochs      int `yaml:"epochs"`
+	Minibatches int `yaml:"minibatches"`
+	// InvalidPenalty is subtracted from an episode's return for each step
+	// whose action the environment rejected.
+	InvalidPenalty float64 `yaml:"invalid_penalty"`
+}
+
+// PPOConfig is proximal policy optimisation with a learned critic (Schulman
+// et al. 2017), advantages by GAE over turns.
+type PPOConfig struct {
+	LR       float64 `yaml:"lr"`
+	CriticLR float64 `yaml:"critic_lr"`
+	Clip     float64 `yaml:"clip"`
+	Gamma    float64 `yaml:"gamma"`
+	Lambda   float64 `yaml:"lambda"`
+	Epochs   int     `yaml:"epochs"`
+	// Minibatches per epoch, each one optimiser step of actor and critic.
+	Minibatches    int     `yaml:"minibatches"`
+	InvalidPenalty float64 `yaml:"invalid_penalty"`
+	// ValueToken is the critic's judgement token: V(s) = p(ValueToken)
+	// under the critic adapter at the position where the action begins.
+	ValueToken string `yaml:"value_token"`
+}
+
+// ETOConfig is exploration-based trajectory optimisation (Song et al.
+// 2024): explore the train tasks with the actor, pair each failure with
+// the expert's success on the same task, and train on the pairs with
+// trajectory-level DPO against the previous iteration's policy.
+type ETOConfig struct {
+	Beta float64 `yaml:"beta"`
+	LR   float64 `yaml:"lr"`
+	// Temperature of exploration.
+	Temperature float64 `yaml:"temperature"`
+	// ExtraTurns: a rejected trajectory is cut to the expert's length plus
+	// this many turns.
+	ExtraTurns int `yaml:"extra_turns"`
+	Epochs     int `yaml:"epochs"`
+}
+
+// Algorithms names the algorithms a Config can select.
+func Algorithms() []string { return []string{"sft", "grpo", "ppo", "eto"} }
+
+// DefaultConfig is the configuration with every default: the papers'
+// settings scaled to small models trained with LoRA on a CPU (see
+// docs/training.md for each scaling).
+func DefaultConfig() Config {
+	return Config{
+		Algorithm:  "grpo",
+		Model:      "smollm2-135m",
+		Seed:       1,
+		Iterations: 10,
+		Rollout: RolloutConfig{
+			Tasks: 8, MaxTokens: 48, Temperature: 1, Parallel: 16, Context: 2048,
+		},
+		Eval: EvalConfig{Every: 5, Episodes: 16, Split: envs.Test},
+		LoRA: LoRAConfig{Rank: 16, BatchTokens: 4096},
+		// The demo's recipe: 48-64 WebShop demos, one epoch at 1e-3, take
+		// SmolLM2 from 0 to half of the test tasks.
+		WarmStart: SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3},
+		SFT:       SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3},
+		GRPO: GRPOConfig{
+			Group: 4, LR: 2e-5, Clip: 0.2, KL: 0, Reference: "base", Epochs: 1, Minibatches: 2, InvalidPenalty: 0.1,
+		},
+		PPO: PPOConfig{
+			LR: 2e-5, CriticLR: 1e-4, Clip: 0.2, Gamma: 1, Lambda: 0.95, Epochs: 2, Minibatches: 2,
+			InvalidPenalty: 0.1, ValueToken: " Yes",
+		},
+		ETO: ETOConfig{Beta: 0.1, LR: 2e-5, Temperature: 0.7, ExtraTurns: 5, Epochs: 1},
+	}
+}
+
+// LoadConfig reads a YAML configuration over the defaults, then applies
+// overrides of the form "key.path=value" (YAML values, e.g.
+// "grpo.lr=1e-5"). A key the configuration does not have is an error
+// naming it; so is an invalid value.
+func LoadConfig(path string, overrides []string) (Config, error) {
+	var data []byte
+	if path != "" {
+		var err error
+		if data, err = os.ReadFile(path); err != nil {
+			return Config{}, fmt.Errorf("config: %w", err)
+		}
+	}
+	return parseConfig(data, path, overrides)
+}
+
+// parseConfig is LoadConfig of the YAML text data, read from path (for
+// messages; "" when it comes from elsewhere).
+func parseConfig(data []byte, path string, overrides []string) (Config, error) {
+	where := "config"
+	if path != "" {
+		where = "config " + path
+	}
+	var doc yaml.Node
+	if err := yaml.Unmarshal(data, &doc); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", where, err)
+	}
+	root := &doc
+	if root.Kind == yaml.DocumentNode && len(root.Content) == 1 {
+		root = root.Content[0]
+	} else if root.Kind == 0 {
+		root = &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	}
+	if root.Kind != yaml.MappingNode {
+		return Config{}, fmt.Errorf("%s: want a mapping of keys to values at the top", where)
+	}
+	for _, o := range overrides {
+		key, value, ok := strings.Cut(o, "=")
+		if !ok || key == "" {
+			return Config{}, fmt.Errorf("override %q: want key=value, e.g. grpo.lr=1e-5", o)
+		}
+		if err := setKey(root, strings.Split(key, "."), value); err != nil {
+			return Config{}, fmt.Errorf("override %q: %w", o, err)
+		}
+	}
+	cfg := DefaultConfig()
+	var buf bytes.Buffer
+	if err := yaml.NewEncoder(&buf).Encode(root); err != nil {
+		return Config{}, err
+	}
+	dec := yaml.NewDecoder(&buf)
+	dec.KnownFields(true)
+	if err := dec.Decode(&cfg); err != nil {
+		return Config{}, fmt.Errorf("%s: %s", where, unknownKeyMessage(err))
+	}
+	if err := cfg.Validate(); err != nil {
+		return Config{}, fmt.Errorf("%s: %w", where, err)
+	}
+	return cfg, nil
+}
+
+// setKey sets the value at a dotted key path in a YAML mapping, creating
+// mappings on the way; unknown keys are left for the strict decoding to
+// name.
+func setKey(m *yaml.Node, path []string, value string) error {
+	for i := 0; i+1 < len(m.Content); i += 2 {
+		if m.Content[i].Value != path[0] {
+			continue
+		}
+		if len(path) == 1 {
+			return parseScalar(m.Content[i+1], value)
+		}
+		if m.Content[i+1].Kind != yaml.MappingNode {
+			return fmt.Errorf("%s is not a section", path[0])
+		}
+		return setKey(m.Content[i+1], path[1:], value)
+	}
+	child := &yaml.Node{Kind: yaml.MappingNode, Tag: "!!map"}
+	m.Content = append(m.Content, &yaml.Node{Kind: yaml.ScalarNode, Tag: "!!str", Value: path[0]}, child)
+	if len(path) == 1 {
+		return parseScalar(child, value)
+	}
+	return setKey(child, path[1:], value)
+}
+
+// parseScalar replaces n by the YAML value text.
+func parseScalar(n *yaml.Node, text string) error {
+	var v yaml.Node
+	if err := yaml.Unmarshal([]byte(text), &v); err != nil {
+		return err
+	}
+	if len(v.Content) == 0 {
+		*n = yaml.Node{Kind: yaml.ScalarNode, Tag: "!!null"}
+		return nil
+	}
+	*n = *v.Content[0]
+	return nil
+}
+
+// unknownKeyMessage rewrites the YAML decoder's "field X not found in
+// type rl.GRPOConfig" as "unknown key X".
+func unknownKeyMessage(err error) string {
+	var te *yaml.TypeError
+	if !errors.As(err, &te) {
+		return err.Error()
+	}
+	msgs := make([]string, len(te.Errors))
+	for i, e := range te.Errors {
+		msg := e
+		if a, b, ok := strings.Cut(msg, "field "); ok {
+			if name, _, ok := strings.Cut(b, " not found in type"); ok {
+				msg = a + "unknown key " + name
+			}
+		}
+		msgs[i] = msg
+	}
+	return strings.Join(msgs, "; ")
+}
+
+// Validate checks every value the run will use.
+func (c *Config) Validate() error {
+	var errs []error
+	check := func(ok bool, format string, args ...any) {
+		if !ok {
+			errs = append(errs, fmt.Errorf(format, args...))
+		}
+	}
+	check(slices.Contains(Algorithms(), c.Algorithm), "algorithm %q: want one of %s", c.Algorithm, strings.Join(Algorithms(), ", "))
+	check(c.Env != "", "env: none given")
+	check(c.Model != "", "model: none given")
+	check(c.Iterations > 0, "iterations %d must be positive", c.Iterations)
+	check(c.Threads >= 0, "threads %d must not be negative", c.Threads)
+	r := c.Rollout
+	check(r.Tasks > 0, "rollout.tasks %d must be positive", r.Tasks)
+	check(r.MaxSteps >= 0, "rollout.max_steps %d must not be negative", r.MaxSteps)
+	check(r.MaxTokens > 0, "rollout.max_tokens %d must be positive", r.MaxTokens)
+	check(r.Temperature >= 0, "rollout.temperature %g must not be negative", r.Temperature)
+	check(r.Parallel > 0, "rollout.parallel %d must be positive", r.Parallel)
+	check(r.Context > r.MaxTokens, "rollout.context %d must exceed rollout.max_tokens %d", r.Context, r.MaxTokens)
+	check(r.KVCacheMiB >= 0, "rollout.kv_cache_mib %d must not be negative", r.KVCacheMiB)
+	check(c.Eval.Every >= 0 && c.Eval.Episodes >= 0, "eval.every %d and eval.episodes %d must not be negative", c.Eval.Every, c.Eval.Episodes)
+	if _, err := envs.ParseSplit(string(c.Eval.Split)); err != nil {
+		errs = append(errs, fmt.Errorf("eval.split: %w", err))
+	}
+	check(c.LoRA.Rank > 0 && c.LoRA.Rank <= 4096, "lora.rank %d out of range [1, 4096]", c.LoRA.Rank)
+	check(c.LoRA.Alpha >= 0, "lora.alpha %g must not be negative", c.LoRA.Alpha)
+	check(c.LoRA.BatchTokens >= 64, "lora.batch_tokens %d must be at least 64", c.LoRA.BatchTokens)
+	sft := func(name string, s SFTConfig, required bool) {
+		check(s.Demos >= 0 && (!required || s.Demos > 0), "%s.demos %d must be positive", name, s.Demos)
+		check(s.Demos == 0 || (s.Epochs > 0 && s.LR > 0), "%s.epochs %d and %s.lr %g must be positive", name, s.Epochs, name, s.LR)
+	}
+	switch c.Algorithm {
+	case "sft":
+		sft("sft", c.SFT, true)
+	case "grpo":
+		sft("warm_start", c.WarmStart, false)
+		g := c.GRPO
+		check(g.Group >= 2, "grpo.group %d must be at least 2 (advantages compare the episodes of a task)", g.Group)
+		check(g.LR > 0 && g.Clip > 0, "grpo.lr %g and grpo.clip %g must be positive", g.LR, g.Clip)
+		check(g.KL >= 0, "grpo.kl %g must not be negative", g.KL)
+		check(g.Reference == "base" || g.Reference == "warm_start", "grpo.reference %q: want base or warm_start", g.Reference)
+		check(g.Reference != "warm_start" || c.WarmStart.Demos > 0, "grpo.reference warm_start needs a warm start (warm_start.demos > 0)")
+		check(g.Epochs > 0 && g.Minibatches > 0, "grpo.epochs %d and grpo.minibatches %d must be positive", g.Epochs, g.Minibatches)
+		check(g.InvalidPenalty >= 0, "grpo.invalid_penalty %g must not be negative", g.InvalidPenalty)
+	case "ppo":
+		sft("warm_start", c.WarmStart, false)
+		p := c.PPO
+		check(p.LR > 0 && p.CriticLR > 0 && p.Clip > 0, "ppo.lr %g, ppo.critic_lr %g and ppo.clip %g must be positive", p.LR, p.CriticLR, p.Clip)
+		check(p.Gamma >= 0 && p.Gamma <= 1 && p.Lambda >= 0 && p.Lambda <= 1, "ppo.gamma %g and ppo.lambda %g must be in [0, 1]", p.Gamma, p.Lambda)
+		check(p.Epochs > 0 && p.Minibatches > 0, "ppo.epochs %d and ppo.minibatches %d must be positive", p.Epochs, p.Minibatches)
+		check(p.InvalidPenalty >= 0, "ppo.invalid_penalty %g must not be negative", p.InvalidPenalty)
+		check(p.ValueToken != "", "ppo.value_token: none given")
+	case "eto":
+		sft("warm_start", c.WarmStart, true)
+		e := c.ETO
+		check(e.Beta > 0 && e.LR > 0, "eto.beta %g and eto.lr %g must be positive", e.Beta, e.LR)
+		check(e.Temperature >= 0, "eto.temperature %g must not be negative", e.Temperature)
+		check(e.ExtraTurns >= 0 && e.Epochs > 0, "eto.extra_turns %d must not be negative and eto.epochs %d positive", e.ExtraTurns, e.Epochs)
+	}
+	return errors.Join(errs...)
+}
+
+// YAML is the configuration as written to a run's config.yaml.
+func (c *Config) YAML() ([]byte, error) {
+	var buf bytes.Buffer
+	enc := yaml.NewEncoder(&buf)
+	enc.SetIndent(2)
+	if err := enc.Encode(c); err != nil {
+		return nil, err
+	}
+	return buf.Bytes(), enc.Close()
+}
+
+// trainerConfig is the trainer configuration shared by the run's adapters.
+func (c *Config) trainerConfig(context int) train.Config {
+	return train.Config{
+		Adapter: actorAdapter,
+		LoRA:    train.LoRAConfig{Rank: c.LoRA.Rank, Alpha: float32(c.LoRA.Alpha)},
+		Seed:    c.Seed,
+		Threads: c.Threads,
+		Context: context,
+		// The trainer's log-probabilities must equal the sampling ones for
+		// the importance ratios of PPO and GRPO to start at 1.
+		F16KV: true,
+	}
+}
+
+// actorAdapter names the policy's adapter in the trainer and the run
+// directory.
+const actorAdapter = "actor"

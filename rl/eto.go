@@ -1,0 +1,153 @@
+package rl
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rollout"
+)
+
+// trainETO is exploration-based trajectory optimisation (Song et al.
+// 2024). After the warm start on demonstrations, each iteration explores
+// Rollout.Tasks train tasks with the actor at ETO.Temperature and plays
+// the expert on the same tasks; where the agent's return falls short of
+// the expert's, the pair (expert chosen, agent rejected) is kept, the
+// agent's trajectory cut to the expert's length plus ETO.ExtraTurns
+// turns; ties are dropped. The actor is trained on the pairs with
+// trajectory-level DPO, the reference being the policy at the start of
+// the iteration (the previous iteration's result).
+func trainETO(ctx context.Context, r *Run) error {
+	c := r.Config.ETO
+	if err := r.WarmStart(ctx); err != nil {
+		return err
+	}
+	if err := r.Trainer.SetLR(c.LR); err != nil {
+		return err
+	}
+	for it := r.State.Iteration + 1; it <= r.Config.Iterations; it++ {
+		r.BeginIteration(it)
+		tasks := r.Config.Rollout.Tasks
+		agent, err := r.Rollouts(ctx, it, tasks, 1, c.Temperature)
+		if err != nil {
+			return err
+		}
+		expert, err := r.ExpertEpisodes(ctx, r.TaskSeed0(it, tasks), tasks)
+		if err != nil {
+			return err
+		}
+		bySeed := map[int64]*rollout.Trajectory{}
+		for i := range expert {
+			if expert[i].Error == "" {
+				bySeed[expert[i].Seed] = &expert[i]
+			}
+		}
+
+		// Pairs: the expert's trajectory (its own text, rendered by the
+		// chat template) against the agent's (the tokens it generated).
+		var seqs []train.Sequence
+		var pairs []train.Pair
+		split := 0
+		for i := range agent {
+			a, e := &agent[i], bySeed[agent[i].Seed]
+			if e == nil || !(a.Return < e.Return) {
+				continue
+			}
+			cut := *a
+			cut.Steps = a.Steps[:min(len(a.Steps), len(e.Steps)+c.ExtraTurns)]
+			rejected, err := EpisodeSequences(&cut)
+			if err != nil {
+				return err
+			}
+			if len(rejected) > 1 {
+				split++ // its history was cut to fit the context: no single sequence to score
+				continue
+			}
+			chosen, err := train.ChatSequence(r.model, rollout.NewDemonstration(e).Messages)
+			if err != nil {
+				return fmt.Errorf("expert trajectory %d: %w", e.Seed, err)
+			}
+			if len(chosen.Tokens) > r.Config.Rollout.Context {
+				continue
+			}
+			pairs = append(pairs, train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1})
+			seqs = append(seqs, chosen, rejected[0].Sequence)
+		}
+		m := r.Metrics()
+		m.Metrics["pairs"] = float64(len(pairs))
+		m.Metrics["split_pairs"] = float64(split)
+		if len(pairs) == 0 {
+			r.logf("iter %d: the agent matched the expert on every task; no pairs", it)
+		} else {
+			// The reference is the policy before this iteration's update.
+			ref, err := r.Trainer.LogProbs(seqs)
+			if err != nil {
+				return err
+			}
+			for k := range pairs {
+				p := &pairs[k]
+				p.RefChosen = train.SumLogProb(seqs[p.Chosen], ref[p.Chosen])
+				p.RefRejected = train.SumLogProb(seqs[p.Rejected], ref[p.Rejected])
+			}
+			var losses, acc, margin float64
+			steps := 0
+			for epoch := range c.Epochs {
+				order := r.Minibatches(it, epoch, len(pairs), 1)[0]
+				micro, local := r.pairBatches(seqs, pairs, order)
+				res, err := r.Update(seqs, micro, func(b []int) train.Loss {
+					return train.DPO{Beta: c.Beta, Pairs: local[batchKey(b)]}
+				})
+				if err != nil {
+					return fmt.Errorf("iteration %d: %w", it, err)
+				}
+				losses += res.Loss
+				acc += res.Metrics["accuracy"]
+				margin += res.Metrics["margin"]
+				steps++
+			}
+			m.Loss = losses / float64(steps)
+			m.Losses["dpo"] = m.Loss
+			m.Metrics["accuracy"] = acc / float64(steps)
+			m.Metrics["margin"] = margin / float64(steps)
+		}
+		if err := r.EndIteration(ctx, it); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// pairBatches deals the pairs, in order, into micro-batches of at most
+// LoRA.BatchTokens tokens that each hold whole pairs, and returns each
+// micro-batch's pairs with indices local to it, keyed by batchKey.
+func (r *Run) pairBatches(seqs []train.Sequence, pairs []train.Pair, order []int) ([][]int, map[string][]train.Pair) {
+	var micro [][]int
+	local := map[string][]train.Pair{}
+	var cur []int
+	var curPairs []train.Pair
+	n := 0
+	flush := func() {
+		if len(cur) > 0 {
+			micro = append(micro, cur)
+			local[batchKey(cur)] = curPairs
+		}
+		cur, curPairs, n = nil, nil, 0
+	}
+	for _, k := range order {
+		p := pairs[k]
+		l := len(seqs[p.Chosen].Tokens) + len(seqs[p.Rejected].Tokens)
+		if len(cur) > 0 && n+l > r.Config.LoRA.BatchTokens {
+			flush()
+		}
+		lp := p
+		lp.Chosen, lp.Rejected = len(cur), len(cur)+1
+		cur = append(cur, p.Chosen, p.Rejected)
+		curPairs = append(curPairs, lp)
+		n += l
+	}
+	flush()
+	return micro, local
+}
+
+// batchKey identifies a micro-batch by its indices.
+func batchKey(b []int) string { return fmt.Sprint(b) }

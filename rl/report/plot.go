@@ -1,0 +1,433 @@
+package report
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/plotutil"
+	"gonum.org/v1/plot/vg"
+	"gonum.org/v1/plot/vg/draw"
+	"gonum.org/v1/plot/vg/vgimg"
+)
+
+// Plot writes the run's figures into dir as PNG files:
+//
+//   - success.png: two panels side by side, the training success rate (and
+//     the evaluations the run made during training, and the final
+//     evaluations of a finished run) against gradient steps on the left and
+//     against environment steps on the right. One file keeps the two views
+//     of the same curve together; the right panel shows sample efficiency,
+//     the left one optimisation progress.
+//   - reward.png: the mean training reward against gradient steps.
+//   - loss.png: the loss and each named loss against gradient steps.
+//
+// A figure without data (a run that has not finished an iteration, a run
+// that logs no loss) is not written, and dir is only created when there is
+// something to write. Each file is replaced atomically, so a report read
+// while a run is being plotted never shows a truncated image.
+func Plot(run Run, dir string) error {
+	figures := []struct {
+		name string
+		make func(Run) ([][]*plot.Plot, vg.Length, vg.Length)
+	}{
+		{"success.png", successFigure},
+		{"reward.png", rewardFigure},
+		{"loss.png", lossFigure},
+	}
+	for _, f := range figures {
+		plots, w, h := f.make(run)
+		if plots == nil {
+			continue
+		}
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("plot %s: %w", run.Dir, err)
+		}
+		path := filepath.Join(dir, f.name)
+		if err := savePNG(path, plots, w, h); err != nil {
+			return fmt.Errorf("plot %s: %w", run.Dir, err)
+		}
+	}
+	return nil
+}
+
+// Curves draws the training success rate against gradient steps of each
+// algorithm, averaged over its seeds, into the PNG file at path: one panel
+// per env, one line per algorithm. Seeds are aligned by iteration index;
+// where seeds have run for different numbers of iterations, a point averages
+// the seeds that reached it, and its gradient step is the mean of theirs.
+// Runs without iterations are left out; when no run has any, nothing is
+// written.
+func Curves(runs []Run, path string) error {
+	// An algorithm keeps its colour across panels.
+	colors := map[string]int{}
+	for i, alg := range algorithmsOf(runs) {
+		colors[alg] = i
+	}
+	var panels []*plot.Plot
+	for _, env := range envsOf(runs) {
+		p := curvePanel(env, runsOfEnv(runs, env), colors)
+		if p != nil {
+			panels = append(panels, p)
+		}
+	}
+	if len(panels) == 0 {
+		return nil
+	}
+	grid := make([][]*plot.Plot, len(panels))
+	for i, p := range panels {
+		grid[i] = []*plot.Plot{p}
+	}
+	if dir := filepath.Dir(path); dir != "" {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+	}
+	return savePNG(path, grid, 7*vg.Inch, vg.Length(len(panels))*4*vg.Inch)
+}
+
+// WriteCurves writes one Curves figure per env into dir, named
+// CurvesFile(prefix, env) as WriteMarkdown links them, and returns the
+// paths it wrote. Envs whose runs have no iteration get no file.
+func WriteCurves(runs []Run, dir, prefix string) ([]string, error) {
+	var paths []string
+	for _, env := range envsOf(runs) {
+		envRuns := runsOfEnv(runs, env)
+		if !hasCurve(envRuns) {
+			continue
+		}
+		path := filepath.Join(dir, CurvesFile(prefix, env))
+		if err := Curves(envRuns, path); err != nil {
+			return paths, err
+		}
+		paths = append(paths, path)
+	}
+	return paths, nil
+}
+
+// CurvesFile is the name of the curve figure of env that WriteMarkdown links
+// to: prefix + "curves-" + env + ".png", with characters that do not belong
+// in a file name or a link replaced by "_".
+func CurvesFile(prefix, env string) string {
+	return prefix + "curves-" + fileSafe(env) + ".png"
+}
+
+func fileSafe(s string) string {
+	if s == "" {
+		return "unknown"
+	}
+	return strings.Map(func(r rune) rune {
+		switch {
+		case r >= 'a' && r <= 'z', r >= 'A' && r <= 'Z', r >= '0' && r <= '9', r == '-', r == '_', r == '.':
+			return r
+		}
+		return '_'
+	}, s)
+}
+
+// curvePanel returns the panel of one env, or nil when none of its runs has
+// an iteration.
+func curvePanel(env string, runs []Run, colors map[string]int) *plot.Plot {
+	p := newPlot(env+": training success", "gradient steps", "success rate")
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top, p.Legend.Left = true, true
+	drawn := false
+	for _, alg := range algorithmsOf(runs) {
+		algRuns := runsOfAlgorithm(runs, alg)
+		xys := meanCurve(algRuns)
+		if len(xys) == 0 {
+			continue
+		}
+		seeds := 0
+		for _, r := range algRuns {
+			if len(r.Metrics) > 0 {
+				seeds++
+			}
+		}
+		addLine(p, xys, fmt.Sprintf("%s (%d %s)", orUnknown(alg), seeds, plural(seeds, "seed", "seeds")), colors[alg])
+		drawn = true
+	}
+	if !drawn {
+		return nil
+	}
+	return p
+}
+
+// meanCurve averages the runs' training success by iteration index.
+func meanCurve(runs []Run) plotter.XYs {
+	var xys plotter.XYs
+	for i := 0; ; i++ {
+		var x, y float64
+		k := 0
+		for _, r := range runs {
+			if i < len(r.Metrics) {
+				x += r.Metrics[i].GradSteps
+				y += r.Metrics[i].Success
+				k++
+			}
+		}
+		if k == 0 {
+			return xys
+		}
+		xys = append(xys, plotter.XY{X: x / float64(k), Y: y / float64(k)})
+	}
+}
+
+func successFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
+	if len(run.Metrics) == 0 {
+		return nil, 0, 0
+	}
+	byGrad := successPanel(run, "gradient steps", func(it Iteration) float64 { return it.GradSteps }, run.State.GradSteps)
+	byEnv := successPanel(run, "environment steps", func(it Iteration) float64 { return it.EnvSteps }, run.State.EnvSteps)
+	return [][]*plot.Plot{{byGrad, byEnv}}, 11 * vg.Inch, 4 * vg.Inch
+}
+
+// successPanel plots training success and evaluations against the x that
+// x picks from an iteration; final is the x of the run's end, where the
+// final evaluations of a finished run go.
+func successPanel(run Run, xLabel string, x func(Iteration) float64, final float64) *plot.Plot {
+	p := newPlot(runTitle(run)+": success", xLabel, "success rate")
+	p.Y.Min, p.Y.Max = 0, 1
+	p.Legend.Top, p.Legend.Left = true, true
+	train := make(plotter.XYs, len(run.Metrics))
+	evals := map[string]plotter.XYs{}
+	for i, it := range run.Metrics {
+		train[i] = plotter.XY{X: x(it), Y: it.Success}
+		if it.Eval != nil {
+			evals[it.Eval.Split] = append(evals[it.Eval.Split], plotter.XY{X: x(it), Y: it.Eval.Success})
+		}
+	}
+	n := 0
+	addLine(p, train, "training", n)
+	n++
+	for _, split := range sortedKeys(evals) {
+		addLine(p, evals[split], "eval ("+orUnknown(split)+")", n)
+		n++
+	}
+	// An evaluation of an unfinished run is of an intermediate adapter
+	// whose place on the x axis is not recorded.
+	if run.Finished() {
+		for _, split := range sortedKeys(run.Evals) {
+			s, err := plotter.NewScatter(plotter.XYs{{X: final, Y: run.Evals[split].Summary.SuccessRate}})
+			if err != nil {
+				continue
+			}
+			s.GlyphStyle.Color = plotutil.Color(n)
+			s.GlyphStyle.Shape = draw.CrossGlyph{}
+			s.GlyphStyle.Radius = vg.Points(5)
+			p.Add(s)
+			p.Legend.Add("final eval ("+split+")", s)
+			n++
+		}
+	}
+	return p
+}
+
+func rewardFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
+	if len(run.Metrics) == 0 {
+		return nil, 0, 0
+	}
+	p := newPlot(runTitle(run)+": reward", "gradient steps", "mean training reward")
+	xys := make(plotter.XYs, len(run.Metrics))
+	for i, it := range run.Metrics {
+		xys[i] = plotter.XY{X: it.GradSteps, Y: it.Reward}
+	}
+	addLine(p, xys, "", 0)
+	return [][]*plot.Plot{{p}}, 7 * vg.Inch, 4 * vg.Inch
+}
+
+func lossFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
+	// Iterations without optimiser steps (before the first update, or
+	// algorithms that train nothing) log no loss: a zero there is absence,
+	// not a loss of zero.
+	var loss plotter.XYs
+	named := map[string]plotter.XYs{}
+	prev := 0.0
+	for _, it := range run.Metrics {
+		stepped := it.GradSteps > prev
+		prev = it.GradSteps
+		if stepped || it.Loss != 0 {
+			loss = append(loss, plotter.XY{X: it.GradSteps, Y: it.Loss})
+		}
+		for name, v := range it.Losses {
+			named[name] = append(named[name], plotter.XY{X: it.GradSteps, Y: v})
+		}
+	}
+	if len(loss) == 0 && len(named) == 0 {
+		return nil, 0, 0
+	}
+	p := newPlot(runTitle(run)+": loss", "gradient steps", "loss")
+	// Losses mostly fall: the top right is where the lines are not.
+	p.Legend.Top = true
+	n := 0
+	if len(loss) > 0 {
+		addLine(p, loss, "loss", n)
+		n++
+	}
+	for _, name := range sortedKeys(named) {
+		addLine(p, named[name], name, n)
+		n++
+	}
+	return [][]*plot.Plot{{p}}, 7 * vg.Inch, 4 * vg.Inch
+}
+
+func newPlot(title, x, y string) *plot.Plot {
+	p := plot.New()
+	p.Title.Text = title
+	p.X.Label.Text = x
+	p.Y.Label.Text = y
+	p.Add(plotter.NewGrid())
+	return p
+}
+
+// addLine adds xys as a line with points (a single iteration still shows)
+// in the i-th colour; an empty name adds no legend entry.
+func addLine(p *plot.Plot, xys plotter.XYs, name string, i int) {
+	l, s, err := plotter.NewLinePoints(xys)
+	if err != nil {
+		// NewLinePoints rejects NaN and infinite values only; such a
+		// series has nothing to draw.
+		return
+	}
+	c := plotutil.Color(i)
+	l.LineStyle.Color = c
+	l.LineStyle.Width = vg.Points(1.5)
+	s.GlyphStyle.Color = c
+	s.GlyphStyle.Shape = plotutil.Shape(i)
+	s.GlyphStyle.Radius = vg.Points(2)
+	p.Add(l, s)
+	if name != "" {
+		p.Legend.Add(name, l, s)
+	}
+}
+
+// savePNG renders a grid of plots (rows of columns) into a w×h PNG and
+// writes it to path atomically.
+func savePNG(path string, grid [][]*plot.Plot, w, h vg.Length) error {
+	img := vgimg.New(w, h)
+	dc := draw.New(img)
+	tiles := draw.Tiles{
+		Rows: len(grid), Cols: len(grid[0]),
+		PadX: vg.Millimeter * 6, PadY: vg.Millimeter * 6,
+		PadTop: vg.Millimeter * 2, PadBottom: vg.Millimeter * 2,
+		PadLeft: vg.Millimeter * 2, PadRight: vg.Millimeter * 2,
+	}
+	canvases := plot.Align(grid, tiles, dc)
+	for i, row := range grid {
+		for j, p := range row {
+			p.Draw(canvases[i][j])
+		}
+	}
+	var buf bytes.Buffer
+	if _, err := (vgimg.PngCanvas{Canvas: img}).WriteTo(&buf); err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return writeFileAtomic(path, func(w io.Writer) error {
+		_, err := w.Write(buf.Bytes())
+		return err
+	})
+}
+
+// writeFileAtomic writes a temporary file beside path and renames it over
+// path once complete, so that readers see the old file or the new one,
+// never a part.
+func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
+	if err != nil {
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	defer func() {
+		if err != nil {
+			tmp.Close()
+			os.Remove(tmp.Name())
+			err = fmt.Errorf("write %s: %w", path, err)
+		}
+	}()
+	if err = write(tmp); err != nil {
+		return err
+	}
+	if err = tmp.Chmod(0o644); err != nil {
+		return err
+	}
+	if err = tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), path)
+}
+
+func runTitle(r Run) string {
+	return fmt.Sprintf("%s on %s, seed %d", orUnknown(r.Algorithm), orUnknown(r.Env), r.Seed)
+}
+
+func orUnknown(s string) string {
+	if s == "" {
+		return "?"
+	}
+	return s
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
+}
+
+func sortedKeys[V any](m map[string]V) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+// envsOf returns the runs' envs, sorted.
+func envsOf(runs []Run) []string {
+	var envs []string
+	for _, r := range runs {
+		if !slices.Contains(envs, r.Env) {
+			envs = append(envs, r.Env)
+		}
+	}
+	slices.Sort(envs)
+	return envs
+}
+
+// algorithmsOf returns the runs' algorithms, sorted.
+func algorithmsOf(runs []Run) []string {
+	var algs []string
+	for _, r := range runs {
+		if !slices.Contains(algs, r.Algorithm) {
+			algs = append(algs, r.Algorithm)
+		}
+	}
+	slices.Sort(algs)
+	return algs
+}
+
+func runsOfEnv(runs []Run, env string) []Run {
+	var out []Run
+	for _, r := range runs {
+		if r.Env == env {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+func runsOfAlgorithm(runs []Run, alg string) []Run {
+	var out []Run
+	for _, r := range runs {
+		if r.Algorithm == alg {
+			out = append(out, r)
+		}
+	}
+	return out
+}

@@ -1,0 +1,31 @@
+package report
+
+import (
+	"path/filepath"
+	"strings"
+)
+
+// Write is the whole report of runs: each run's plots in its plots/
+// directory, the training curves of each env beside out (OUT-curves-ENV.png)
+// and the markdown comparison at out. It returns the comparison and the
+// curve files written.
+func Write(runs []Run, out string, opts Options) (Table, []string, error) {
+	for _, r := range runs {
+		if err := Plot(r, filepath.Join(r.Dir, "plots")); err != nil {
+			return Table{}, nil, err
+		}
+	}
+	prefix := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out)) + "-"
+	curves, err := WriteCurves(runs, filepath.Dir(out), prefix)
+	if err != nil {
+		return Table{}, nil, err
+	}
+	opts.FigureDir, opts.FigurePrefix = ".", prefix
+	if opts.Split == "" {
+		opts.Split = DefaultSplit
+	}
+	if err := WriteMarkdownFile(out, runs, opts); err != nil {
+		return Table{}, nil, err
+	}
+	return Compare(runs, opts.Split), curves, nil
+}

@@ -1,0 +1,753 @@
+package rl
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rollout"
+)
+
+// State is where a run stands: state.json in the run directory (see
+// docs/runs.md), written last in each iteration so that a run killed at
+// any moment resumes from the last finished iteration.
+type State struct {
+	Iteration     int     `json:"iteration"`
+	Iterations    int     `json:"iterations"`
+	WarmStarted   bool    `json:"warm_started,omitempty"`
+	DemosCounted  bool    `json:"demos_counted,omitempty"`
+	EnvSteps      int64   `json:"env_steps"`
+	GradSteps     int64   `json:"grad_steps"`
+	TrainTokens   int64   `json:"train_tokens"`
+	RolloutTokens int64   `json:"rollout_tokens"`
+	WallSeconds   float64 `json:"wall_s"`
+	Finished      bool    `json:"finished"`
+}
+
+// Metrics is one line of metrics.jsonl: the counters of State after the
+// iteration, and what happened in it.
+type Metrics struct {
+	Iteration     int                `json:"iteration"`
+	EnvSteps      int64              `json:"env_steps"`
+	GradSteps     int64              `json:"grad_steps"`
+	TrainTokens   int64              `json:"train_tokens"`
+	RolloutTokens int64              `json:"rollout_tokens"`
+	WallSeconds   float64            `json:"wall_s"`
+	Episodes      int                `json:"episodes"`
+	Reward        float64            `json:"reward"`
+	Success       float64            `json:"success"`
+	Score         float64            `json:"score"`
+	Invalid       float64            `json:"invalid"`
+	Failed        int                `json:"failed"`
+	Loss          float64            `json:"loss"`
+	Losses        map[string]float64 `json:"losses,omitempty"`
+	Metrics       map[string]float64 `json:"metrics,omitempty"`
+	PhaseSeconds  map[string]float64 `json:"phase_s"`
+	Eval          *EvalMetrics       `json:"eval,omitempty"`
+}
+
+// EvalMetrics are an evaluation's headline figures.
+type EvalMetrics struct {
+	Split    envs.Split `json:"split"`
+	Episodes int        `json:"episodes"`
+	Success  float64    `json:"success"`
+	Score    float64    `json:"score"`
+	Steps    float64    `json:"steps"`
+}
+
+// Run is a training run in progress: its configuration and directory, the
+// inference engine that plays the episodes, and the trainer that holds the
+// base model once with every adapter of the algorithm. An algorithm drives
+// it from its loop: Rollouts, Update, EndIteration.
+type Run struct {
+	Config Config
+	Dir    string
+	State  State
+	// Trainer holds the adapters, the actor active between calls.
+	Trainer *train.Trainer
+	Engine  *llm.Engine
+	NewEnv  func() envs.Env
+	// Progress receives one line per phase (nil: silent).
+	Progress io.Writer
+
+	model    *llm.Model
+	actor    *llm.Adapter // the actor as the engine applies it
+	adapters []string     // trainer adapters checkpointed each iteration
+	metrics  Metrics      // of the iteration in progress
+	// resumedAt is the iteration the run stood at when this process
+	// opened it.
+	resumedAt int
+	phase    time.Time
+	started  time.Time // of this process's part of the run
+	wall0    float64   // wall seconds before this process
+}
+
+// Options are what a run needs besides its Config.
+type Options struct {
+	// ModelPath is the resolved GGUF file of Config.Model.
+	ModelPath string
+	Dir       string
+	NewEnv    func() envs.Env
+	// Resume continues the run in Dir from its last finished iteration;
+	// without it Dir must not hold a run.
+	Resume   bool
+	Progress io.Writer
+}
+
+// Open prepares a run: the run directory (config.yaml written, or read
+// back when resuming), the engine and the trainer, the checkpoints of the
+// last finished iteration loaded when resuming.
+func Open(cfg Config, o Options) (*Run, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	if o.NewEnv == nil {
+		return nil, errors.New("run: no environment")
+	}
+	r := &Run{Config: cfg, Dir: o.Dir, NewEnv: o.NewEnv, Progress: o.Progress, started: time.Now()}
+	statePath := filepath.Join(o.Dir, "state.json")
+	switch data, err := os.ReadFile(statePath); {
+	case err == nil && !o.Resume:
+		return nil, fmt.Errorf("%s already holds a run; continue it with --resume or choose another --out", o.Dir)
+	case err == nil:
+		if err := json.Unmarshal(data, &r.State); err != nil {
+			return nil, fmt.Errorf("%s: %w", statePath, err)
+		}
+	case !errors.Is(err, os.ErrNotExist):
+		return nil, err
+	case o.Resume:
+		return nil, fmt.Errorf("--resume: %s holds no run state (state.json)", o.Dir)
+	}
+	r.State.Iterations = cfg.Iterations
+	r.wall0 = r.State.WallSeconds
+	for _, sub := range []string{"adapters", "checkpoints", "trajectories", "eval", "plots"} {
+		if err := os.MkdirAll(filepath.Join(o.Dir, sub), 0o755); err != nil {
+			return nil, err
+		}
+	}
+	text, err := cfg.YAML()
+	if err != nil {
+		return nil, err
+	}
+	if err := writeFileAtomic(filepath.Join(o.Dir, "config.yaml"), text); err != nil {
+		return nil, err
+	}
+
+	m, err := llm.Load(o.ModelPath, llm.LoadOptions{})
+	if err != nil {
+		return nil, err
+	}
+	r.model = m
+	e, err := m.NewEngine(llm.EngineOptions{
+		Parallel: cfg.Rollout.Parallel, Context: cfg.Rollout.Context, Threads: cfg.Threads, CacheMiB: cfg.Rollout.KVCacheMiB,
+	})
+	if err != nil {
+		m.Close()
+		return nil, err
+	}
+	r.Engine = e
+	tr, err := train.New(o.ModelPath, cfg.trainerConfig(cfg.Rollout.Context))
+	if err != nil {
+		r.Close()
+		return nil, err
+	}
+	r.Trainer = tr
+	r.adapters = []string{actorAdapter}
+	return r, nil
+}
+
+// AddAdapter adds an adapter the algorithm trains besides the actor (a
+// critic, a discriminator), checkpointed with it. Call it before Resume.
+func (r *Run) AddAdapter(name string, opts train.AdapterOptions) error {
+	if err := r.Trainer.AddAdapter(name, opts); err != nil {
+		return err
+	}
+	r.adapters = append(r.adapters, name)
+	return nil
+}
+
+// Resume loads the adapters' checkpoints of the last finished iteration
+// (nothing on a new run) and hands the actor to the engine.
+func (r *Run) Resume(ctx context.Context) error {
+	if r.State.Iteration > 0 || r.State.WarmStarted {
+		dir := r.checkpointDir(r.State.Iteration)
+		for _, name := range r.adapters {
+			if err := r.Trainer.UseAdapter(name); err != nil {
+				return err
+			}
+			if err := r.Trainer.LoadCheckpoint(filepath.Join(dir, name+".ckpt"), nil); err != nil {
+				return fmt.Errorf("resume: %w", err)
+			}
+		}
+		r.logf("resumed %s after iteration %d of %d", r.Dir, r.State.Iteration, r.Config.Iterations)
+	}
+	r.resumedAt = r.State.Iteration
+	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+		return err
+	}
+	return r.handOver(ctx)
+}
+
+// Close frees the engine, the model and the trainer.
+func (r *Run) Close() {
+	if r.Engine != nil {
+		r.Engine.Close()
+	}
+	if r.actor != nil {
+		r.actor.Close()
+	}
+	if r.model != nil {
+		r.model.Close()
+	}
+	if r.Trainer != nil {
+		r.Trainer.Close()
+	}
+}
+
+func (r *Run) checkpointDir(it int) string {
+	return filepath.Join(r.Dir, "checkpoints", fmt.Sprintf("iter-%06d", it))
+}
+
+// BeginIteration starts the metrics of iteration it.
+func (r *Run) BeginIteration(it int) {
+	r.metrics = Metrics{Iteration: it, PhaseSeconds: map[string]float64{}, Losses: map[string]float64{}, Metrics: map[string]float64{}}
+	r.phase = time.Now()
+}
+
+// endPhase adds the time since the last phase ended to the named phase.
+func (r *Run) endPhase(name string) float64 {
+	now := time.Now()
+	s := now.Sub(r.phase).Seconds()
+	r.metrics.PhaseSeconds[name] += s
+	r.phase = now
+	return s
+}
+
+// Metrics is the iteration in progress, for the algorithm to fill in
+// (Loss, Losses, Metrics).
+func (r *Run) Metrics() *Metrics { return &r.metrics }
+
+// iterSeed derives the seed of one purpose in one iteration, so that a
+// resumed run draws exactly what an uninterrupted one would.
+func (r *Run) iterSeed(it int, purpose uint64) uint64 {
+	x := rand.New(rand.NewPCG(r.Config.Seed, uint64(it)<<8|purpose))
+	return x.Uint64() >> 1
+}
+
+// Seed purposes.
+const (
+	seedSampling = iota + 1
+	seedShuffle
+	seedTasks
+)
+
+// Rollouts plays the iteration's training episodes with the actor: tasks
+// tasks of the train split, each group times, at the given temperature.
+// The trajectories are written to trajectories/iter-N.jsonl.gz and
+// summarised in the iteration's metrics; episodes that failed with an
+// environment error are dropped (and counted), and an iteration whose
+// every episode failed is an error.
+func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature float64) ([]rollout.Trajectory, error) {
+	s := rollout.DefaultActionSampling()
+	s.MaxTokens = r.Config.Rollout.MaxTokens
+	s.Temperature = float32(temperature)
+	s.Seed = int64(r.iterSeed(it, seedSampling))
+	trajs, st, err := r.play(ctx, envs.Train, r.TaskSeed0(it, tasks), tasks, group, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.writeTrajectories(fmt.Sprintf("iter-%06d", it), trajs); err != nil {
+		return nil, err
+	}
+	var ok []rollout.Trajectory
+	for _, t := range trajs {
+		r.State.EnvSteps += int64(len(t.Steps))
+		if t.Error != "" {
+			r.metrics.Failed++
+			continue
+		}
+		ok = append(ok, t)
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("iteration %d: every one of %d episodes failed; the first: %s", it, len(trajs), trajs[0].Error)
+	}
+	sum := rollout.Summarize(ok)
+	r.metrics.Episodes = len(ok)
+	r.metrics.Reward, r.metrics.Success, r.metrics.Score, r.metrics.Invalid = sum.MeanReturn, sum.SuccessRate, sum.MeanScore, sum.InvalidActionRate
+	r.State.RolloutTokens += st.GeneratedTokens
+	secs := r.endPhase("rollout")
+	r.logf("iter %d/%d rollout: %d episodes (%d failed) in %s, %.2f episodes/s, %.0f generated tok/s; success %.2f, reward %.3f, invalid %.2f",
+		it, r.Config.Iterations, len(trajs), r.metrics.Failed, round(secs), float64(len(trajs))/secs, float64(st.GeneratedTokens)/secs,
+		sum.SuccessRate, sum.MeanReturn, sum.InvalidActionRate)
+	return ok, nil
+}
+
+// TaskSeed0 is the seed of the first train task of iteration it, which
+// plays tasks tasks: every iteration plays new tasks, and runs of
+// different seeds start at different places of the split.
+func (r *Run) TaskSeed0(it, tasks int) int64 {
+	return int64(r.iterSeed(0, seedTasks)%1_000_000) + int64(it-1)*int64(tasks)
+}
+
+// ExpertEpisodes plays the expert on tasks train tasks from seed0, e.g.
+// the tasks of an iteration's rollouts, counting their steps as
+// environment steps.
+func (r *Run) ExpertEpisodes(ctx context.Context, seed0 int64, tasks int) ([]rollout.Trajectory, error) {
+	trajs, err := rollout.Run(ctx, rollout.Config{
+		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: tasks, Split: envs.Train, Seed0: seed0,
+		MaxSteps: r.Config.Rollout.MaxSteps,
+	}, rollout.Expert())
+	for _, t := range trajs {
+		r.State.EnvSteps += int64(len(t.Steps))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("expert episodes: %w", err)
+	}
+	return trajs, nil
+}
+
+// play runs episodes with the actor and returns them with the engine's
+// statistics for the call.
+func (r *Run) play(ctx context.Context, split envs.Split, seed0 int64, tasks, group int, s llm.Sampling) ([]rollout.Trajectory, llm.Stats, error) {
+	before := r.Engine.Stats()
+	p := &rollout.LLMPolicy{Engine: r.Engine, Sampling: s, Adapters: []llm.AdapterScale{{Adapter: r.actor, Scale: 1}}}
+	defer p.Close()
+	trajs, err := rollout.Run(ctx, rollout.Config{
+		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: tasks * group, Group: group,
+		Split: split, Seed0: seed0, MaxSteps: r.Config.Rollout.MaxSteps,
+	}, p)
+	after := r.Engine.Stats()
+	return trajs, llm.Stats{GeneratedTokens: after.GeneratedTokens - before.GeneratedTokens}, err
+}
+
+// Evaluate plays greedy episodes of split with the actor (see Evaluate).
+func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) (rollout.Summary, error) {
+	return Evaluate(ctx, r.Engine, r.actor, r.NewEnv, r.Config.Rollout, split, episodes)
+}
+
+// Demonstrations plays n expert episodes on the train split and returns
+// them as trainer sequences (the chat rendered by the model's template,
+// loss on the actions). Their steps count as environment steps once per
+// run, however often a run (or its resumption) replays them.
+func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, error) {
+	trajs, err := rollout.Run(ctx, rollout.Config{
+		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: n, Split: envs.Train,
+		MaxSteps: r.Config.Rollout.MaxSteps,
+	}, rollout.Expert())
+	if err != nil {
+		return nil, fmt.Errorf("expert demonstrations: %w", err)
+	}
+	var seqs []train.Sequence
+	for _, t := range trajs {
+		if !r.State.DemosCounted {
+			r.State.EnvSteps += int64(len(t.Steps))
+		}
+		if t.Error != "" || !t.Success {
+			continue
+		}
+		s, err := train.ChatSequence(r.model, rollout.NewDemonstration(&t).Messages)
+		if err != nil {
+			return nil, fmt.Errorf("demonstration %d: %w", t.Seed, err)
+		}
+		if len(s.Tokens) > r.Config.Rollout.Context {
+			continue
+		}
+		seqs = append(seqs, s)
+	}
+	r.State.DemosCounted = true
+	if len(seqs) == 0 {
+		return nil, fmt.Errorf("none of %d expert episodes succeeded within %d tokens", n, r.Config.Rollout.Context)
+	}
+	return seqs, nil
+}
+
+// UpdateResult sums up the optimiser steps of one Update.
+type UpdateResult struct {
+	Steps   int
+	Loss    float64 // mean over the steps
+	Tokens  int
+	Metrics map[string]float64 // means over the micro-batches
+}
+
+// Update takes one optimiser step of the active adapter over the
+// micro-batches given as indices into seqs (see MicroBatches): lossFor
+// builds the loss of each micro-batch from its indices, and the
+// gradients of all are averaged.
+func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []int) train.Loss) (UpdateResult, error) {
+	var res UpdateResult
+	sum := map[string]float64{}
+	loss := 0.0
+	for _, b := range micro {
+		part := make([]train.Sequence, len(b))
+		for i, k := range b {
+			part[i] = seqs[k]
+		}
+		out, err := r.Trainer.Accumulate(part, lossFor(b))
+		if err != nil {
+			r.Trainer.ZeroGrad()
+			return res, err
+		}
+		loss += out.Loss
+		res.Tokens += out.Tokens
+		for k, v := range out.Metrics {
+			sum[k] += v
+		}
+	}
+	if _, err := r.Trainer.Step(); err != nil {
+		return res, err
+	}
+	res.Steps = 1
+	res.Loss = loss / float64(len(micro))
+	res.Metrics = map[string]float64{}
+	for k, v := range sum {
+		res.Metrics[k] = v / float64(len(micro))
+	}
+	r.State.GradSteps++
+	r.State.TrainTokens += int64(res.Tokens)
+	return res, nil
+}
+
+// MicroBatches groups the indexed sequences, in order, into micro-batches
+// of at most LoRA.BatchTokens tokens (a longer sequence is one of its own).
+func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {
+	return microBatches(seqs, idx, r.Config.LoRA.BatchTokens)
+}
+
+// microBatches groups the indexed sequences, in order, into batches of at
+// most budget tokens (a longer sequence is a batch of its own).
+func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
+	var out [][]int
+	var cur []int
+	n := 0
+	for _, k := range idx {
+		l := len(seqs[k].Tokens)
+		if len(cur) > 0 && n+l > budget {
+			out = append(out, cur)
+			cur, n = nil, 0
+		}
+		cur = append(cur, k)
+		n += l
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Minibatches shuffles 0..n-1 with the iteration's seed and deals them
+// into m minibatches (fewer when n < m).
+func (r *Run) Minibatches(it, epoch, n, m int) [][]int {
+	rng := rand.New(rand.NewPCG(r.iterSeed(it, seedShuffle), uint64(epoch)))
+	perm := rng.Perm(n)
+	m = max(min(m, n), 1)
+	out := make([][]int, m)
+	for i, k := range perm {
+		out[i%m] = append(out[i%m], k)
+	}
+	return out
+}
+
+// EndIteration finishes iteration it: the actor goes to the engine, the
+// actor is evaluated when due, every adapter is checkpointed, and the
+// metrics line and then the state are written (in that order, so that a
+// run killed in between redoes the iteration, and its metrics line is
+// replaced).
+func (r *Run) EndIteration(ctx context.Context, it int) error {
+	r.endPhase("train")
+	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+		return err
+	}
+	if err := r.handOver(ctx); err != nil {
+		return err
+	}
+	r.endPhase("handover")
+	last := it == r.Config.Iterations
+	if e := r.Config.Eval; e.Episodes > 0 && (last || (e.Every > 0 && it%e.Every == 0)) {
+		sum, err := r.Evaluate(ctx, e.Split, e.Episodes)
+		if err != nil {
+			return fmt.Errorf("evaluation after iteration %d: %w", it, err)
+		}
+		r.metrics.Eval = &EvalMetrics{Split: e.Split, Episodes: sum.Episodes, Success: sum.SuccessRate, Score: sum.MeanScore, Steps: sum.MeanSteps}
+		secs := r.endPhase("eval")
+		r.logf("iter %d/%d eval on %s: success %.2f, score %.3f, steps %.1f (%d episodes, %s)", it, r.Config.Iterations,
+			e.Split, sum.SuccessRate, sum.MeanScore, sum.MeanSteps, sum.Episodes, round(secs))
+		if last {
+			if err := r.WriteEval(e.Split, sum); err != nil {
+				return err
+			}
+		}
+	}
+	return r.commit(it, last)
+}
+
+// commit checkpoints the adapters and writes the metrics and the state of
+// a finished iteration (0: the warm start).
+func (r *Run) commit(it int, finished bool) error {
+	dir := r.checkpointDir(it)
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	for _, name := range r.adapters {
+		if err := r.Trainer.UseAdapter(name); err != nil {
+			return err
+		}
+		if err := r.Trainer.SaveCheckpoint(filepath.Join(dir, name+".ckpt"), nil); err != nil {
+			return err
+		}
+		if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", name+".gguf")); err != nil {
+			return err
+		}
+	}
+	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+		return err
+	}
+	r.State.WallSeconds = r.wall0 + time.Since(r.started).Seconds()
+	if it > 0 {
+		m := r.metrics
+		m.EnvSteps, m.GradSteps, m.TrainTokens, m.RolloutTokens, m.WallSeconds =
+			r.State.EnvSteps, r.State.GradSteps, r.State.TrainTokens, r.State.RolloutTokens, r.State.WallSeconds
+		if err := appendMetrics(filepath.Join(r.Dir, "metrics.jsonl"), m); err != nil {
+			return err
+		}
+		r.State.Iteration = it
+		done := r.State.WallSeconds - r.wall0
+		per := done / float64(it-r.firstIteration()+1)
+		r.logf("iter %d/%d done: loss %.4f, %d grad steps, %d env steps, %s so far, ETA %s", it, r.Config.Iterations, m.Loss,
+			r.State.GradSteps, r.State.EnvSteps, round(r.State.WallSeconds), round(per*float64(r.Config.Iterations-it)))
+	} else {
+		r.State.WarmStarted = true
+	}
+	r.State.Finished = finished
+	data, err := json.Marshal(r.State)
+	if err != nil {
+		return err
+	}
+	if err := writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n')); err != nil {
+		return err
+	}
+	// Older checkpoints are no longer needed once the state names this one.
+	olds, _ := filepath.Glob(filepath.Join(r.Dir, "checkpoints", "iter-*"))
+	for _, old := range olds {
+		if old != dir {
+			os.RemoveAll(old)
+		}
+	}
+	return nil
+}
+
+// firstIteration is the first iteration this process ran.
+func (r *Run) firstIteration() int { return r.resumedAt + 1 }
+
+// WarmStart fine-tunes the actor on Config.WarmStart.Demos expert
+// demonstrations before the first iteration, once: a resumed run that had
+// finished it skips it.
+func (r *Run) WarmStart(ctx context.Context) error {
+	ws := r.Config.WarmStart
+	if ws.Demos == 0 || r.State.WarmStarted || r.State.Iteration > 0 {
+		return nil
+	}
+	r.BeginIteration(0)
+	if err := r.SFT(ctx, ws, 0); err != nil {
+		return fmt.Errorf("warm start: %w", err)
+	}
+	if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", warmStartAdapter+".gguf")); err != nil {
+		return err
+	}
+	if err := r.handOver(ctx); err != nil {
+		return err
+	}
+	return r.commit(0, false)
+}
+
+// warmStartAdapter names the file of the actor as the warm start left it,
+// kept as a reference policy.
+const warmStartAdapter = "warm_start"
+
+// SFT trains the active adapter on expert demonstrations for s.Epochs
+// epochs, one optimiser step per micro-batch.
+func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
+	demos, err := r.Demonstrations(ctx, s.Demos)
+	if err != nil {
+		return err
+	}
+	r.endPhase("rollout")
+	if err := r.Trainer.SetLR(s.LR); err != nil {
+		return err
+	}
+	losses := 0.0
+	steps := 0
+	for epoch := range s.Epochs {
+		for _, mb := range r.Minibatches(it, epoch, len(demos), max(1, totalTokens(demos)/r.Config.LoRA.BatchTokens)) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			res, err := r.Update(demos, r.MicroBatches(demos, mb), func([]int) train.Loss { return train.CrossEntropy{} })
+			if err != nil {
+				return err
+			}
+			losses += res.Loss
+			steps++
+		}
+	}
+	r.metrics.Loss = losses / float64(steps)
+	r.metrics.Losses["sft"] = r.metrics.Loss
+	secs := r.endPhase("train")
+	r.logf("sft: %d demonstrations, %d epochs, %d steps in %s, loss %.4f", len(demos), s.Epochs, steps, round(secs), r.metrics.Loss)
+	return nil
+}
+
+func totalTokens(seqs []train.Sequence) int {
+	n := 0
+	for _, s := range seqs {
+		n += len(s.Tokens)
+	}
+	return n
+}
+
+// handOver gives the engine the actor's current weights: the adapter is
+// written to a file in memory (or beside the run when there is no RAM
+// disk), loaded as a new engine adapter, and the old one's cache entries
+// dropped.
+func (r *Run) handOver(ctx context.Context) error {
+	dir := ramDir()
+	if dir == "" {
+		dir = filepath.Join(r.Dir, "adapters")
+	}
+	f, err := os.CreateTemp(dir, "agentrl-actor-*.gguf")
+	if err != nil {
+		return err
+	}
+	path := f.Name()
+	f.Close()
+	defer os.Remove(path)
+	if err := r.Trainer.SaveAdapter(path); err != nil {
+		return err
+	}
+	a, err := r.model.LoadAdapter(path)
+	if err != nil {
+		return fmt.Errorf("hand the actor to the engine: %w", err)
+	}
+	if old := r.actor; old != nil {
+		if err := r.Engine.DropAdapter(ctx, old); err != nil {
+			a.Close()
+			return err
+		}
+		old.Close()
+	}
+	r.actor = a
+	return nil
+}
+
+// ramDir is a memory-backed directory for the hand-over files, or "".
+func ramDir() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", ".agentrl-probe-*"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return ""
+}
+
+// WriteEval writes eval/<split>.json for the actor's latest adapter.
+func (r *Run) WriteEval(split envs.Split, sum rollout.Summary) error {
+	return writeEval(r.Dir, split, sum)
+}
+
+func writeEval(dir string, split envs.Split, sum rollout.Summary) error {
+	data, err := json.MarshalIndent(struct {
+		Split    envs.Split      `json:"split"`
+		Episodes int             `json:"episodes"`
+		Adapter  string          `json:"adapter"`
+		Summary  rollout.Summary `json:"summary"`
+	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", actorAdapter+".gguf"), sum}, "", "  ")
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "eval", string(split)+".json"), append(data, '\n'))
+}
+
+// writeTrajectories writes the episodes gzipped to trajectories/NAME.jsonl.gz.
+func (r *Run) writeTrajectories(name string, trajs []rollout.Trajectory) error {
+	path := filepath.Join(r.Dir, "trajectories", name+".jsonl.gz")
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(f)
+	w := rollout.NewWriter(zw)
+	for i := range trajs {
+		if err = w.Write(&trajs[i]); err != nil {
+			break
+		}
+	}
+	err = errors.Join(err, w.Flush(), zw.Close(), f.Close())
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// appendMetrics appends m to the metrics file after dropping the lines of
+// iterations at or after m's (left by a run killed before its state was
+// written).
+func appendMetrics(path string, m Metrics) error {
+	data, err := os.ReadFile(path)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return err
+	}
+	var kept []byte
+	for _, line := range strings.SplitAfter(string(data), "\n") {
+		var prev struct {
+			Iteration int `json:"iteration"`
+		}
+		if strings.TrimSpace(line) == "" || json.Unmarshal([]byte(line), &prev) != nil || prev.Iteration >= m.Iteration {
+			continue
+		}
+		kept = append(kept, line...)
+	}
+	line, err := json.Marshal(m)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(path, append(append(kept, line...), '\n'))
+}
+
+// writeFileAtomic writes data to path through a temporary file and a
+// rename, so that a reader never sees half a file.
+func writeFileAtomic(path string, data []byte) error {
+	tmp := path + ".tmp"
+	if err := os.WriteFile(tmp, data, 0o644); err != nil {
+		return err
+	}
+	return os.Rename(tmp, path)
+}
+
+func (r *Run) logf(format string, args ...any) {
+	if r.Progress != nil {
+		fmt.Fprintf(r.Progress, format+"\n", args...)
+	}
+}
+
+// round formats seconds for progress lines.
+func round(s float64) time.Duration {
+	if math.IsNaN(s) || math.IsInf(s, 0) {
+		return 0
+	}
+	return time.Duration(s * float64(time.Second)).Round(100 * time.Millisecond)
+}

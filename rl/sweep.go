@@ -1,0 +1,213 @@
+package rl
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"time"
+
+	"go.yaml.in/yaml/v3"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/rl/report"
+)
+
+// Sweep is a grid of runs, algorithms x envs x seeds, over one base
+// configuration, in a directory of its own: out/ENV-ALGORITHM-seedN/ per
+// run and out/report.md comparing whatever has finished. RunSweep skips
+// finished runs and resumes unfinished ones, so a long grid can be carried
+// on across many sittings.
+type Sweep struct {
+	Out        string   `yaml:"out"`
+	Algorithms []string `yaml:"algorithms"`
+	Envs       []string `yaml:"envs"`
+	Seeds      []uint64 `yaml:"seeds"`
+	// Eval: every finished run is evaluated greedily on each split.
+	Eval SweepEval `yaml:"eval"`
+	// Config is the base configuration of every run (the keys of a
+	// --config file); the grid sets algorithm, env and seed.
+	Config yaml.Node `yaml:"config"`
+}
+
+// SweepEval is the final evaluation of each run of a sweep.
+type SweepEval struct {
+	Splits   []envs.Split `yaml:"splits"`
+	Episodes int          `yaml:"episodes"`
+}
+
+// ReadSweep reads a sweep file; unknown keys are errors naming them.
+func ReadSweep(path string) (Sweep, error) {
+	var s Sweep
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return s, err
+	}
+	dec := yaml.NewDecoder(bytes.NewReader(data))
+	dec.KnownFields(true)
+	if err := dec.Decode(&s); err != nil {
+		return s, fmt.Errorf("sweep %s: %s", path, unknownKeyMessage(err))
+	}
+	switch {
+	case s.Out == "":
+		return s, fmt.Errorf("sweep %s: out: name the directory of the sweep's runs", path)
+	case len(s.Algorithms) == 0 || len(s.Envs) == 0 || len(s.Seeds) == 0:
+		return s, fmt.Errorf("sweep %s: algorithms, envs and seeds must each name at least one", path)
+	case s.Eval.Episodes < 0:
+		return s, fmt.Errorf("sweep %s: eval.episodes %d must not be negative", path, s.Eval.Episodes)
+	}
+	if !filepath.IsAbs(s.Out) {
+		s.Out = filepath.Join(filepath.Dir(path), s.Out)
+	}
+	for _, sp := range s.Eval.Splits {
+		if _, err := envs.ParseSplit(string(sp)); err != nil {
+			return s, fmt.Errorf("sweep %s: eval.splits: %w", path, err)
+		}
+	}
+	// Every run's configuration must be valid before the first starts.
+	for _, cell := range s.cells() {
+		if _, err := s.config(cell); err != nil {
+			return s, fmt.Errorf("sweep %s: %s: %w", path, cell.name(), err)
+		}
+	}
+	return s, nil
+}
+
+// sweepCell is one run of the grid.
+type sweepCell struct {
+	algorithm, env string
+	seed           uint64
+}
+
+func (c sweepCell) name() string { return fmt.Sprintf("%s-%s-seed%d", c.env, c.algorithm, c.seed) }
+
+// cells lists the grid seed by seed, so that a sweep cut short has every
+// method of the first seeds rather than every seed of the first methods.
+func (s *Sweep) cells() []sweepCell {
+	var out []sweepCell
+	for _, seed := range s.Seeds {
+		for _, env := range s.Envs {
+			for _, alg := range s.Algorithms {
+				out = append(out, sweepCell{alg, env, seed})
+			}
+		}
+	}
+	return out
+}
+
+// config is a cell's configuration: the base with the cell's keys set.
+func (s *Sweep) config(c sweepCell) (Config, error) {
+	var base []byte
+	if s.Config.Kind != 0 {
+		var err error
+		if base, err = yaml.Marshal(&s.Config); err != nil {
+			return Config{}, err
+		}
+	}
+	return parseConfig(base, "", []string{
+		"algorithm=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed),
+	})
+}
+
+// SweepEnv resolves what a sweep's runs need outside the rl package: a
+// model name to its GGUF file and an environment name to its factory.
+type SweepEnv struct {
+	ResolveModel func(name string) (string, error)
+	LookupEnv    func(name string) (func() envs.Env, error)
+	Progress     io.Writer
+}
+
+// RunSweep trains, resumes and evaluates the grid's runs in turn, and
+// rewrites the sweep's report after each. It stops at the first error or
+// when ctx ends; what finished stays finished.
+func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
+	if err := os.MkdirAll(s.Out, 0o755); err != nil {
+		return err
+	}
+	logf := func(format string, args ...any) {
+		if se.Progress != nil {
+			fmt.Fprintf(se.Progress, format+"\n", args...)
+		}
+	}
+	cells := s.cells()
+	for i, cell := range cells {
+		dir := filepath.Join(s.Out, cell.name())
+		cfg, err := s.config(cell)
+		if err != nil {
+			return err
+		}
+		st, started, err := readState(dir)
+		if err != nil {
+			return err
+		}
+		modelPath, err := se.ResolveModel(cfg.Model)
+		if err != nil {
+			return err
+		}
+		newEnv, err := se.LookupEnv(cfg.Env)
+		if err != nil {
+			return err
+		}
+		if !st.Finished {
+			logf("sweep: run %d of %d, %s (%s)", i+1, len(cells), cell.name(), map[bool]string{false: "new", true: fmt.Sprintf("resuming after iteration %d", st.Iteration)}[started])
+			start := time.Now()
+			err := Train(ctx, cfg, Options{ModelPath: modelPath, Dir: dir, NewEnv: newEnv, Resume: started, Progress: se.Progress})
+			if err != nil {
+				return fmt.Errorf("sweep %s: %w", cell.name(), err)
+			}
+			logf("sweep: %s finished in %s", cell.name(), time.Since(start).Round(time.Second))
+		}
+		for _, split := range s.Eval.Splits {
+			if s.Eval.Episodes == 0 {
+				break
+			}
+			if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err == nil {
+				continue
+			}
+			sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, s.Eval.Episodes)
+			if err != nil {
+				return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), split, err)
+			}
+			logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
+				sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
+		}
+		if err := s.writeReport(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeReport compares the sweep's runs in out/report.md.
+func (s *Sweep) writeReport() error {
+	runs, err := report.ReadRuns(s.Out)
+	if err != nil {
+		return err
+	}
+	split := report.DefaultSplit
+	if len(s.Eval.Splits) > 0 {
+		split = string(s.Eval.Splits[0])
+	}
+	_, _, err = report.Write(runs, filepath.Join(s.Out, "report.md"), report.Options{Split: split, Title: "Sweep " + filepath.Base(s.Out)})
+	return err
+}
+
+// readState reads a run directory's state; started is false where there
+// is none yet.
+func readState(dir string) (st State, started bool, err error) {
+	data, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if errors.Is(err, os.ErrNotExist) {
+		return st, false, nil
+	}
+	if err != nil {
+		return st, false, err
+	}
+	if err := json.Unmarshal(data, &st); err != nil {
+		return st, false, fmt.Errorf("%s/state.json: %w", dir, err)
+	}
+	return st, true, nil
+}
