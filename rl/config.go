@@ -94,6 +94,8 @@ type SFTConfig struct {
 	Demos  int     `yaml:"demos"`
 	Epochs int     `yaml:"epochs"` // passes over the demos (warm start)
 	LR     float64 `yaml:"lr"`
+	// BatchTokens is the size of one optimiser step's batch in tokens.
+	BatchTokens int `yaml:"batch_tokens"`
 }
 
 // GRPOConfig is group relative policy optimisation for multi-turn agents
@@ -170,8 +172,8 @@ func DefaultConfig() Config {
 		LoRA: LoRAConfig{Rank: 16, BatchTokens: 4096},
 		// The demo's recipe: 48-64 WebShop demos, one epoch at 1e-3, take
 		// SmolLM2 from 0 to half of the test tasks.
-		WarmStart: SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3},
-		SFT:       SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3},
+		WarmStart: SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3, BatchTokens: 1024},
+		SFT:       SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3, BatchTokens: 1024},
 		GRPO: GRPOConfig{
 			Group: 4, LR: 2e-5, Clip: 0.2, KL: 0, Reference: "base", Epochs: 1, Minibatches: 2, InvalidPenalty: 0.1,
 		},
@@ -331,7 +333,8 @@ func (c *Config) Validate() error {
 	check(c.LoRA.BatchTokens >= 64, "lora.batch_tokens %d must be at least 64", c.LoRA.BatchTokens)
 	sft := func(name string, s SFTConfig, required bool) {
 		check(s.Demos >= 0 && (!required || s.Demos > 0), "%s.demos %d must be positive", name, s.Demos)
-		check(s.Demos == 0 || (s.Epochs > 0 && s.LR > 0), "%s.epochs %d and %s.lr %g must be positive", name, s.Epochs, name, s.LR)
+		check(s.Demos == 0 || (s.Epochs > 0 && s.LR > 0 && s.BatchTokens > 0), "%s.epochs %d, %s.lr %g and %s.batch_tokens %d must be positive",
+			name, s.Epochs, name, s.LR, name, s.BatchTokens)
 	}
 	switch c.Algorithm {
 	case "sft":

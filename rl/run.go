@@ -17,6 +17,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl/report"
 	"github.com/agentrl/agentrl/rollout"
 )
 
@@ -524,7 +525,9 @@ func (r *Run) commit(it int, finished bool) error {
 		r.State.Iteration = it
 		done := r.State.WallSeconds - r.wall0
 		per := done / float64(it-r.firstIteration()+1)
-		r.logf("iter %d/%d done: loss %.4f, %d grad steps, %d env steps, %s so far, ETA %s", it, r.Config.Iterations, m.Loss,
+		r.logf("iter %d/%d done: loss %.4f; rollout %s, train %s, hand-over %s, eval %s; %d grad steps, %d env steps, %s so far, ETA %s",
+			it, r.Config.Iterations, m.Loss, round(m.PhaseSeconds["rollout"]), round(m.PhaseSeconds["train"]),
+			round(m.PhaseSeconds["handover"]), round(m.PhaseSeconds["eval"]),
 			r.State.GradSteps, r.State.EnvSteps, round(r.State.WallSeconds), round(per*float64(r.Config.Iterations-it)))
 	} else {
 		r.State.WarmStarted = true
@@ -544,7 +547,16 @@ func (r *Run) commit(it int, finished bool) error {
 			os.RemoveAll(old)
 		}
 	}
-	return nil
+	return r.plot()
+}
+
+// plot redraws the run's plots from its files.
+func (r *Run) plot() error {
+	run, err := report.ReadRun(r.Dir)
+	if err != nil {
+		return err
+	}
+	return report.Plot(run, filepath.Join(r.Dir, "plots"))
 }
 
 // firstIteration is the first iteration this process ran.
@@ -589,7 +601,7 @@ func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
 	losses := 0.0
 	steps := 0
 	for epoch := range s.Epochs {
-		for _, mb := range r.Minibatches(it, epoch, len(demos), max(1, totalTokens(demos)/r.Config.LoRA.BatchTokens)) {
+		for _, mb := range r.Minibatches(it, epoch, len(demos), max(1, totalTokens(demos)/s.BatchTokens)) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
