@@ -90,9 +90,9 @@ type Run struct {
 	// resumedAt is the iteration the run stood at when this process
 	// opened it.
 	resumedAt int
-	phase    time.Time
-	started  time.Time // of this process's part of the run
-	wall0    float64   // wall seconds before this process
+	phase     time.Time
+	started   time.Time // of this process's part of the run
+	wall0     float64   // wall seconds before this process
 }
 
 // Options are what a run needs besides its Config.
