@@ -40,11 +40,15 @@ type Config struct {
 	// first iteration of an RL algorithm (ETO requires it; GRPO and PPO
 	// use it by default because a 135M model succeeds too rarely zero-shot
 	// for rewards to differ within a group).
-	WarmStart SFTConfig  `yaml:"warm_start"`
-	SFT       SFTConfig  `yaml:"sft"`
-	GRPO      GRPOConfig `yaml:"grpo"`
-	PPO       PPOConfig  `yaml:"ppo"`
-	ETO       ETOConfig  `yaml:"eto"`
+	WarmStart SFTConfig `yaml:"warm_start"`
+	// InitAdapter starts the actor from this LoRA adapter (a GGUF file of
+	// the same rank, e.g. an SFT run's adapters/actor.gguf) instead of a
+	// warm start; it is also the "warm_start" reference policy.
+	InitAdapter string     `yaml:"init_adapter"`
+	SFT         SFTConfig  `yaml:"sft"`
+	GRPO        GRPOConfig `yaml:"grpo"`
+	PPO         PPOConfig  `yaml:"ppo"`
+	ETO         ETOConfig  `yaml:"eto"`
 }
 
 // RolloutConfig says how training episodes are played.
@@ -234,10 +238,11 @@ func parseConfig(data []byte, path string, overrides []string) (Config, error) {
 	if err := yaml.NewEncoder(&buf).Encode(root); err != nil {
 		return Config{}, err
 	}
+	text := buf.String()
 	dec := yaml.NewDecoder(&buf)
 	dec.KnownFields(true)
 	if err := dec.Decode(&cfg); err != nil {
-		return Config{}, fmt.Errorf("%s: %s", where, unknownKeyMessage(err))
+		return Config{}, fmt.Errorf("%s: %s", where, keyedMessage(unknownKeyMessage(err), text))
 	}
 	if err := cfg.Validate(); err != nil {
 		return Config{}, fmt.Errorf("%s: %w", where, err)
@@ -303,6 +308,43 @@ func unknownKeyMessage(err error) string {
 	return strings.Join(msgs, "; ")
 }
 
+// keyedMessage replaces the "line N:" of the decoder's messages, which
+// count lines of the merged configuration rather than of any file, by the
+// dotted key at that line.
+func keyedMessage(msg, text string) string {
+	var root yaml.Node
+	if yaml.Unmarshal([]byte(text), &root) != nil {
+		return msg
+	}
+	keys := map[int]string{}
+	var walk func(n *yaml.Node, prefix string)
+	walk = func(n *yaml.Node, prefix string) {
+		for _, c := range n.Content {
+			if n.Kind == yaml.DocumentNode {
+				walk(c, prefix)
+			}
+		}
+		if n.Kind != yaml.MappingNode {
+			return
+		}
+		for i := 0; i+1 < len(n.Content); i += 2 {
+			key := prefix + n.Content[i].Value
+			keys[n.Content[i].Line] = key
+			walk(n.Content[i+1], key+".")
+		}
+	}
+	walk(&root, "")
+	parts := strings.Split(msg, "; ")
+	for i, p := range parts {
+		var line int
+		if _, err := fmt.Sscanf(p, "line %d:", &line); err == nil && keys[line] != "" {
+			_, rest, _ := strings.Cut(p, ":")
+			parts[i] = keys[line] + ":" + rest
+		}
+	}
+	return strings.Join(parts, "; ")
+}
+
 // Validate checks every value the run will use.
 func (c *Config) Validate() error {
 	var errs []error
@@ -346,7 +388,7 @@ func (c *Config) Validate() error {
 		check(g.LR > 0 && g.Clip > 0, "grpo.lr %g and grpo.clip %g must be positive", g.LR, g.Clip)
 		check(g.KL >= 0, "grpo.kl %g must not be negative", g.KL)
 		check(g.Reference == "base" || g.Reference == "warm_start", "grpo.reference %q: want base or warm_start", g.Reference)
-		check(g.Reference != "warm_start" || c.WarmStart.Demos > 0, "grpo.reference warm_start needs a warm start (warm_start.demos > 0)")
+		check(g.Reference != "warm_start" || c.WarmStart.Demos > 0 || c.InitAdapter != "", "grpo.reference warm_start needs a warm start (warm_start.demos > 0 or init_adapter)")
 		check(g.Epochs > 0 && g.Minibatches > 0, "grpo.epochs %d and grpo.minibatches %d must be positive", g.Epochs, g.Minibatches)
 		check(g.InvalidPenalty >= 0, "grpo.invalid_penalty %g must not be negative", g.InvalidPenalty)
 	case "ppo":
@@ -358,7 +400,7 @@ func (c *Config) Validate() error {
 		check(p.InvalidPenalty >= 0, "ppo.invalid_penalty %g must not be negative", p.InvalidPenalty)
 		check(p.ValueToken != "", "ppo.value_token: none given")
 	case "eto":
-		sft("warm_start", c.WarmStart, true)
+		sft("warm_start", c.WarmStart, c.InitAdapter == "")
 		e := c.ETO
 		check(e.Beta > 0 && e.LR > 0, "eto.beta %g and eto.lr %g must be positive", e.Beta, e.LR)
 		check(e.Temperature >= 0, "eto.temperature %g must not be negative", e.Temperature)

@@ -563,15 +563,20 @@ func (r *Run) plot() error {
 func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 
 // WarmStart fine-tunes the actor on Config.WarmStart.Demos expert
-// demonstrations before the first iteration, once: a resumed run that had
-// finished it skips it.
+// demonstrations before the first iteration, or starts it from
+// Config.InitAdapter, once: a resumed run that had done it skips it.
 func (r *Run) WarmStart(ctx context.Context) error {
 	ws := r.Config.WarmStart
-	if ws.Demos == 0 || r.State.WarmStarted || r.State.Iteration > 0 {
+	if (ws.Demos == 0 && r.Config.InitAdapter == "") || r.State.WarmStarted || r.State.Iteration > 0 {
 		return nil
 	}
 	r.BeginIteration(0)
-	if err := r.SFT(ctx, ws, 0); err != nil {
+	if path := r.Config.InitAdapter; path != "" {
+		if err := r.Trainer.LoadAdapter(path); err != nil {
+			return fmt.Errorf("init_adapter: %w", err)
+		}
+		r.logf("actor initialised from %s", path)
+	} else if err := r.SFT(ctx, ws, 0); err != nil {
 		return fmt.Errorf("warm start: %w", err)
 	}
 	if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", warmStartAdapter+".gguf")); err != nil {

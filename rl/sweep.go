@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -32,6 +33,15 @@ type Sweep struct {
 	// Config is the base configuration of every run (the keys of a
 	// --config file); the grid sets algorithm, env and seed.
 	Config yaml.Node `yaml:"config"`
+	// InitFromSFT starts every RL run from the adapter of the sft run of
+	// the same env and seed (which must be in the grid, and runs first)
+	// instead of a warm start of its own: every method then starts from
+	// the SFT baseline, and the warm start is paid once.
+	InitFromSFT bool `yaml:"init_from_sft"`
+	// Overrides are KEY=VALUE settings per algorithm over the base, e.g.
+	// {ppo: ["rollout.tasks=16"]} so that PPO plays as many episodes per
+	// iteration as GRPO's tasks x group.
+	Overrides map[string][]string `yaml:"overrides"`
 }
 
 // SweepEval is the final evaluation of each run of a sweep.
@@ -59,6 +69,13 @@ func ReadSweep(path string) (Sweep, error) {
 		return s, fmt.Errorf("sweep %s: algorithms, envs and seeds must each name at least one", path)
 	case s.Eval.Episodes < 0:
 		return s, fmt.Errorf("sweep %s: eval.episodes %d must not be negative", path, s.Eval.Episodes)
+	case s.InitFromSFT && !slices.Contains(s.Algorithms, "sft"):
+		return s, fmt.Errorf("sweep %s: init_from_sft needs sft among the algorithms", path)
+	}
+	for alg := range s.Overrides {
+		if !slices.Contains(s.Algorithms, alg) {
+			return s, fmt.Errorf("sweep %s: overrides for %q, which is not among the algorithms %v", path, alg, s.Algorithms)
+		}
 	}
 	if !filepath.IsAbs(s.Out) {
 		s.Out = filepath.Join(filepath.Dir(path), s.Out)
@@ -86,12 +103,17 @@ type sweepCell struct {
 func (c sweepCell) name() string { return fmt.Sprintf("%s-%s-seed%d", c.env, c.algorithm, c.seed) }
 
 // cells lists the grid seed by seed, so that a sweep cut short has every
-// method of the first seeds rather than every seed of the first methods.
+// method of the first seeds rather than every seed of the first methods;
+// within a seed and env, sft comes first when the others start from it.
 func (s *Sweep) cells() []sweepCell {
+	algs := s.Algorithms
+	if s.InitFromSFT {
+		algs = append([]string{"sft"}, slices.DeleteFunc(slices.Clone(algs), func(a string) bool { return a == "sft" })...)
+	}
 	var out []sweepCell
 	for _, seed := range s.Seeds {
 		for _, env := range s.Envs {
-			for _, alg := range s.Algorithms {
+			for _, alg := range algs {
 				out = append(out, sweepCell{alg, env, seed})
 			}
 		}
@@ -108,9 +130,12 @@ func (s *Sweep) config(c sweepCell) (Config, error) {
 			return Config{}, err
 		}
 	}
-	return parseConfig(base, "", []string{
-		"algorithm=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed),
-	})
+	sets := append([]string{"algorithm=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed)}, s.Overrides[c.algorithm]...)
+	if s.InitFromSFT && c.algorithm != "sft" {
+		sft := sweepCell{"sft", c.env, c.seed}
+		sets = append(sets, fmt.Sprintf("init_adapter=%q", filepath.Join(s.Out, sft.name(), "adapters", actorAdapter+".gguf")))
+	}
+	return parseConfig(base, "", sets)
 }
 
 // SweepEnv resolves what a sweep's runs need outside the rl package: a

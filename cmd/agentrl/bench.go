@@ -26,6 +26,7 @@ func benchCommand() *cli.Command {
 			benchTrainCommand(),
 			benchReferenceCommand(),
 			benchRolloutsCommand(),
+			benchGRPOCommand(),
 		},
 	}
 }

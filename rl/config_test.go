@@ -1,0 +1,76 @@
+package rl
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func writeConfig(t *testing.T, text string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "c.yaml")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+func TestLoadConfig(t *testing.T) {
+	path := writeConfig(t, "algorithm: ppo\nenv: webshop\nppo:\n  lr: 3e-5\nrollout:\n  tasks: 12\n")
+	cfg, err := LoadConfig(path, []string{"ppo.clip=0.3", "seed=7", "model=\"m.gguf\""})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := DefaultConfig()
+	if cfg.Algorithm != "ppo" || cfg.Env != "webshop" || cfg.PPO.LR != 3e-5 || cfg.PPO.Clip != 0.3 || cfg.Seed != 7 ||
+		cfg.Model != "m.gguf" || cfg.Rollout.Tasks != 12 || cfg.Rollout.MaxTokens != want.Rollout.MaxTokens || cfg.GRPO != want.GRPO {
+		t.Fatalf("config %+v", cfg)
+	}
+	// The YAML a run writes reads back as the same configuration.
+	text, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	back, err := LoadConfig(writeConfig(t, string(text)), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if string(mustYAML(t, back)) != string(text) {
+		t.Fatalf("round trip changed the configuration:\n%s\n%s", text, mustYAML(t, back))
+	}
+}
+
+func mustYAML(t *testing.T, c Config) []byte {
+	t.Helper()
+	b, err := c.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+func TestConfigErrorsNameTheKey(t *testing.T) {
+	for _, c := range []struct {
+		name, text string
+		sets       []string
+		want       string
+	}{
+		{"unknown key", "env: math\ngrpo:\n  lr: 1e-5\n  groups: 4\n", nil, "unknown key groups"},
+		{"unknown section", "env: math\ngrpoo:\n  lr: 1e-5\n", nil, "unknown key grpoo"},
+		{"unknown override", "env: math\n", []string{"rollout.temprature=0.5"}, "unknown key temprature"},
+		{"bad type", "env: math\niterations: many\n", nil, "iterations"},
+		{"invalid value", "env: math\ngrpo:\n  group: 1\n", nil, "grpo.group 1"},
+		{"negative", "env: math\nrollout:\n  max_tokens: -3\n", nil, "rollout.max_tokens -3"},
+		{"algorithm", "env: math\nalgorithm: reinforce\n", nil, `algorithm "reinforce"`},
+		{"no env", "algorithm: sft\n", nil, "env: none given"},
+		{"override syntax", "env: math\n", []string{"grpo.lr"}, "want key=value"},
+		{"eto needs a warm start", "env: math\nalgorithm: eto\nwarm_start:\n  demos: 0\n", nil, "warm_start.demos 0"},
+		{"reference", "env: math\ngrpo:\n  kl: 0.1\n  reference: sft\n", nil, `grpo.reference "sft"`},
+	} {
+		_, err := LoadConfig(writeConfig(t, c.text), c.sets)
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error containing %q", c.name, err, c.want)
+		}
+	}
+}
