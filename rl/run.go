@@ -56,7 +56,9 @@ type Metrics struct {
 	Losses        map[string]float64 `json:"losses,omitempty"`
 	Metrics       map[string]float64 `json:"metrics,omitempty"`
 	PhaseSeconds  map[string]float64 `json:"phase_s"`
-	Eval          *EvalMetrics       `json:"eval,omitempty"`
+	// PeakRSSMiB is the process's peak resident memory so far.
+	PeakRSSMiB float64      `json:"peak_rss_mib"`
+	Eval       *EvalMetrics `json:"eval,omitempty"`
 }
 
 // EvalMetrics are an evaluation's headline figures.
@@ -519,6 +521,7 @@ func (r *Run) commit(it int, finished bool) error {
 		m := r.metrics
 		m.EnvSteps, m.GradSteps, m.TrainTokens, m.RolloutTokens, m.WallSeconds =
 			r.State.EnvSteps, r.State.GradSteps, r.State.TrainTokens, r.State.RolloutTokens, r.State.WallSeconds
+		m.PeakRSSMiB = PeakRSSMiB()
 		if err := appendMetrics(filepath.Join(r.Dir, "metrics.jsonl"), m); err != nil {
 			return err
 		}
@@ -633,38 +636,47 @@ func totalTokens(seqs []train.Sequence) int {
 	return n
 }
 
-// handOver gives the engine the actor's current weights: the adapter is
-// written to a file in memory (or beside the run when there is no RAM
-// disk), loaded as a new engine adapter, and the old one's cache entries
-// dropped.
+// handOver gives the engine the actor's current weights (see HandOver).
 func (r *Run) handOver(ctx context.Context) error {
+	a, err := HandOver(ctx, r.Trainer, r.model, r.Engine, r.actor, filepath.Join(r.Dir, "adapters"))
+	if err != nil {
+		return err
+	}
+	r.actor = a
+	return nil
+}
+
+// HandOver gives the engine the trainer's active adapter: it is written to
+// a file in memory (/dev/shm where there is one, else fallbackDir), loaded
+// as a new engine adapter of m, and old, the adapter it replaces (or nil),
+// has its cache entries dropped and is closed.
+func HandOver(ctx context.Context, tr *train.Trainer, m *llm.Model, e *llm.Engine, old *llm.Adapter, fallbackDir string) (*llm.Adapter, error) {
 	dir := ramDir()
 	if dir == "" {
-		dir = filepath.Join(r.Dir, "adapters")
+		dir = fallbackDir
 	}
 	f, err := os.CreateTemp(dir, "agentrl-actor-*.gguf")
 	if err != nil {
-		return err
+		return nil, err
 	}
 	path := f.Name()
 	f.Close()
 	defer os.Remove(path)
-	if err := r.Trainer.SaveAdapter(path); err != nil {
-		return err
+	if err := tr.SaveAdapter(path); err != nil {
+		return nil, err
 	}
-	a, err := r.model.LoadAdapter(path)
+	a, err := m.LoadAdapter(path)
 	if err != nil {
-		return fmt.Errorf("hand the actor to the engine: %w", err)
+		return nil, fmt.Errorf("hand the adapter to the engine: %w", err)
 	}
-	if old := r.actor; old != nil {
-		if err := r.Engine.DropAdapter(ctx, old); err != nil {
+	if old != nil {
+		if err := e.DropAdapter(ctx, old); err != nil {
 			a.Close()
-			return err
+			return nil, err
 		}
 		old.Close()
 	}
-	r.actor = a
-	return nil
+	return a, nil
 }
 
 // ramDir is a memory-backed directory for the hand-over files, or "".
