@@ -71,6 +71,10 @@ type RolloutConfig struct {
 	// KVCacheMiB is the engine's KV cache budget (0: enough for Parallel
 	// sequences of Context tokens).
 	KVCacheMiB int `yaml:"kv_cache_mib"`
+	// StepTimeout bounds each environment reset and step in seconds (0:
+	// none); an environment that exceeds it (a remote server that hangs)
+	// fails its episode and the run goes on.
+	StepTimeout float64 `yaml:"step_timeout"`
 }
 
 // EvalConfig says how the actor is evaluated during the run: greedy
@@ -366,6 +370,7 @@ func (c *Config) Validate() error {
 	check(r.Parallel > 0, "rollout.parallel %d must be positive", r.Parallel)
 	check(r.Context > r.MaxTokens, "rollout.context %d must exceed rollout.max_tokens %d", r.Context, r.MaxTokens)
 	check(r.KVCacheMiB >= 0, "rollout.kv_cache_mib %d must not be negative", r.KVCacheMiB)
+	check(r.StepTimeout >= 0, "rollout.step_timeout %g must not be negative", r.StepTimeout)
 	check(c.Eval.Every >= 0 && c.Eval.Episodes >= 0, "eval.every %d and eval.episodes %d must not be negative", c.Eval.Every, c.Eval.Episodes)
 	if _, err := envs.ParseSplit(string(c.Eval.Split)); err != nil {
 		errs = append(errs, fmt.Errorf("eval.split: %w", err))

@@ -6,27 +6,22 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"time"
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/rollout"
 )
 
-// Evaluate plays episodes greedy episodes of split with the actor adapter
-// (nil: the base model), on the first tasks of the split (seeds 0, 1, ...),
-// so that every run and every method is evaluated on the same tasks, with
-// the rollout settings of the run (step limit, action length).
-func Evaluate(ctx context.Context, e *llm.Engine, actor *llm.Adapter, newEnv func() envs.Env, rc RolloutConfig, split envs.Split, episodes int) (rollout.Summary, error) {
-	s := rollout.DefaultActionSampling()
-	s.MaxTokens, s.Temperature, s.Seed = rc.MaxTokens, 0, 1
-	p := &rollout.LLMPolicy{Engine: e, Sampling: s}
-	if actor != nil {
-		p.Adapters = []llm.AdapterScale{{Adapter: actor, Scale: 1}}
-	}
-	defer p.Close()
-	trajs, err := rollout.Run(ctx, rollout.Config{
-		NewEnv: newEnv, Parallel: rc.Parallel, Episodes: episodes, Split: split, MaxSteps: rc.MaxSteps,
-	}, p)
+// Evaluate plays episodes greedy episodes of split with the snapshot's
+// policy (its sampling settings replaced by greedy decoding), on the first
+// tasks of the split (seeds 0, 1, ...), so that every run and every method
+// is evaluated on the same tasks, with the rollout settings of the run
+// (step limit, action length).
+func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int) (rollout.Summary, error) {
+	p.Sampling = rollout.DefaultActionSampling()
+	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, 0, 1
+	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.stepTimeout()})
 	if err != nil {
 		return rollout.Summary{}, err
 	}
@@ -61,14 +56,16 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 		return rollout.Summary{}, err
 	}
 	defer e.Close()
-	a, err := m.LoadAdapter(adapterPath)
-	if err != nil {
-		return rollout.Summary{}, err
-	}
-	defer a.Close()
-	sum, err := Evaluate(ctx, e, a, newEnv, cfg.Rollout, split, episodes)
+	c := &LocalCollector{Engine: e, NewEnv: newEnv, Parallel: cfg.Rollout.Parallel}
+	defer c.Close()
+	snap := Snapshot{Model: modelPath, Adapters: []AdapterFile{{Path: adapterPath, Scale: 1}}}
+	sum, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes)
 	if err != nil {
 		return sum, err
 	}
 	return sum, writeEval(dir, split, sum)
+}
+
+func (rc RolloutConfig) stepTimeout() time.Duration {
+	return time.Duration(rc.StepTimeout * float64(time.Second))
 }

@@ -85,10 +85,14 @@ type Run struct {
 	// Progress receives one line per phase (nil: silent).
 	Progress io.Writer
 
-	model    *llm.Model
-	actor    *llm.Adapter // the actor as the engine applies it
-	adapters []string     // trainer adapters checkpointed each iteration
-	metrics  Metrics      // of the iteration in progress
+	model     *llm.Model
+	modelPath string
+	collector *LocalCollector
+	// actorFile is the actor's latest hand-over file, which the collector
+	// plays.
+	actorFile string
+	adapters  []string // trainer adapters checkpointed each iteration
+	metrics   Metrics  // of the iteration in progress
 	// resumedAt is the iteration the run stood at when this process
 	// opened it.
 	resumedAt int
@@ -161,6 +165,8 @@ func Open(cfg Config, o Options) (*Run, error) {
 		return nil, err
 	}
 	r.Engine = e
+	r.modelPath = o.ModelPath
+	r.collector = &LocalCollector{Engine: e, NewEnv: o.NewEnv, Parallel: cfg.Rollout.Parallel}
 	tr, err := train.New(o.ModelPath, cfg.trainerConfig(cfg.Rollout.Context))
 	if err != nil {
 		r.Close()
@@ -205,12 +211,13 @@ func (r *Run) Resume(ctx context.Context) error {
 
 // Close frees the engine, the model and the trainer.
 func (r *Run) Close() {
+	if r.collector != nil {
+		r.collector.Close()
+	}
 	if r.Engine != nil {
 		r.Engine.Close()
 	}
-	if r.actor != nil {
-		r.actor.Close()
-	}
+	removeFile(r.actorFile)
 	if r.model != nil {
 		r.model.Close()
 	}
@@ -321,23 +328,22 @@ func (r *Run) ExpertEpisodes(ctx context.Context, seed0 int64, tasks int) ([]rol
 	return trajs, nil
 }
 
-// play runs episodes with the actor and returns them with the engine's
-// statistics for the call.
-func (r *Run) play(ctx context.Context, split envs.Split, seed0 int64, tasks, group int, s llm.Sampling) ([]rollout.Trajectory, llm.Stats, error) {
-	before := r.Engine.Stats()
-	p := &rollout.LLMPolicy{Engine: r.Engine, Sampling: s, Adapters: []llm.AdapterScale{{Adapter: r.actor, Scale: 1}}}
-	defer p.Close()
-	trajs, err := rollout.Run(ctx, rollout.Config{
-		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: tasks * group, Group: group,
-		Split: split, Seed0: seed0, MaxSteps: r.Config.Rollout.MaxSteps,
-	}, p)
-	after := r.Engine.Stats()
-	return trajs, llm.Stats{GeneratedTokens: after.GeneratedTokens - before.GeneratedTokens}, err
+// play runs episodes with the actor through the collector.
+func (r *Run) play(ctx context.Context, split envs.Split, seed0 int64, tasks, group int, s llm.Sampling) ([]rollout.Trajectory, CollectStats, error) {
+	return r.collector.Collect(ctx, r.actorSnapshot(s), Episodes{
+		Split: split, Seed0: seed0, Tasks: tasks, Group: group, MaxSteps: r.Config.Rollout.MaxSteps,
+		StepTimeout: r.Config.Rollout.stepTimeout(),
+	})
+}
+
+// actorSnapshot is the policy of the actor's latest hand-over.
+func (r *Run) actorSnapshot(s llm.Sampling) Snapshot {
+	return Snapshot{Model: r.modelPath, Adapters: []AdapterFile{{Path: r.actorFile, Scale: 1}}, Sampling: s}
 }
 
 // Evaluate plays greedy episodes of split with the actor (see Evaluate).
 func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) (rollout.Summary, error) {
-	return Evaluate(ctx, r.Engine, r.actor, r.NewEnv, r.Config.Rollout, split, episodes)
+	return Evaluate(ctx, r.collector, r.actorSnapshot(llm.Sampling{}), r.Config.Rollout, split, episodes)
 }
 
 // Demonstrations plays n expert episodes on the train split and returns
@@ -636,47 +642,43 @@ func totalTokens(seqs []train.Sequence) int {
 	return n
 }
 
-// handOver gives the engine the actor's current weights (see HandOver).
+// handOver gives the collector the actor's current weights (see
+// HandOver) and removes the previous hand-over file.
 func (r *Run) handOver(ctx context.Context) error {
-	a, err := HandOver(ctx, r.Trainer, r.model, r.Engine, r.actor, filepath.Join(r.Dir, "adapters"))
+	path, err := HandOver(ctx, r.Trainer, r.collector, r.actorSnapshot(llm.Sampling{}), filepath.Join(r.Dir, "adapters"))
 	if err != nil {
 		return err
 	}
-	r.actor = a
+	removeFile(r.actorFile)
+	r.actorFile = path
 	return nil
 }
 
-// HandOver gives the engine the trainer's active adapter: it is written to
-// a file in memory (/dev/shm where there is one, else fallbackDir), loaded
-// as a new engine adapter of m, and old, the adapter it replaces (or nil),
-// has its cache entries dropped and is closed.
-func HandOver(ctx context.Context, tr *train.Trainer, m *llm.Model, e *llm.Engine, old *llm.Adapter, fallbackDir string) (*llm.Adapter, error) {
+// HandOver writes the trainer's active adapter to a new file in memory
+// (/dev/shm where there is one, else fallbackDir) and has the collector
+// load it in place of the adapters of snap, the policy it replaces. It
+// returns the new file, which the next snapshots name.
+func HandOver(ctx context.Context, tr *train.Trainer, c Collector, snap Snapshot, fallbackDir string) (string, error) {
 	dir := ramDir()
 	if dir == "" {
 		dir = fallbackDir
 	}
-	f, err := os.CreateTemp(dir, "agentrl-actor-*.gguf")
+	f, err := os.CreateTemp(dir, "agentrl-adapter-*.gguf")
 	if err != nil {
-		return nil, err
+		return "", err
 	}
 	path := f.Name()
 	f.Close()
-	defer os.Remove(path)
 	if err := tr.SaveAdapter(path); err != nil {
-		return nil, err
+		os.Remove(path)
+		return "", err
 	}
-	a, err := m.LoadAdapter(path)
-	if err != nil {
-		return nil, fmt.Errorf("hand the adapter to the engine: %w", err)
+	snap.Adapters = []AdapterFile{{Path: path, Scale: 1}}
+	if err := c.Load(ctx, snap); err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("hand the adapter to the engine: %w", err)
 	}
-	if old != nil {
-		if err := e.DropAdapter(ctx, old); err != nil {
-			a.Close()
-			return nil, err
-		}
-		old.Close()
-	}
-	return a, nil
+	return path, nil
 }
 
 // ramDir is a memory-backed directory for the hand-over files, or "".

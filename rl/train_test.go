@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"errors"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -127,4 +128,22 @@ type testLog struct{ t *testing.T }
 func (l testLog) Write(p []byte) (int, error) {
 	l.t.Log(strings.TrimSpace(string(p)))
 	return len(p), nil
+}
+
+// broken is an environment that always fails, like a remote server that
+// has gone away.
+type broken struct{ letters }
+
+func (broken) Reset(envs.Split, int64) (string, error) {
+	return "", errors.New("connection refused")
+}
+
+// TestRunStopsWhenEveryEpisodeFails: a failed episode is recorded and the
+// run goes on, but a run whose every episode fails stops with the cause.
+func TestRunStopsWhenEveryEpisodeFails(t *testing.T) {
+	cfg := lettersConfig("grpo", 2)
+	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &broken{} }})
+	if err == nil || !strings.Contains(err.Error(), "every one of 32 episodes failed") || !strings.Contains(err.Error(), "connection refused") {
+		t.Fatalf("want an error saying every episode failed and why, got %v", err)
+	}
 }
