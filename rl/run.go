@@ -613,9 +613,11 @@ func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
 		return err
 	}
 	losses := 0.0
-	steps := 0
+	steps, tokens := 0, 0
+	perEpoch := max(1, totalTokens(demos)/s.BatchTokens)
+	start, logged := time.Now(), time.Now()
 	for epoch := range s.Epochs {
-		for _, mb := range r.Minibatches(it, epoch, len(demos), max(1, totalTokens(demos)/s.BatchTokens)) {
+		for _, mb := range r.Minibatches(it, epoch, len(demos), perEpoch) {
 			if err := ctx.Err(); err != nil {
 				return err
 			}
@@ -625,6 +627,14 @@ func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
 			}
 			losses += res.Loss
 			steps++
+			tokens += res.Tokens
+			// A long fine-tuning says how it goes every half minute.
+			if time.Since(logged) > 30*time.Second {
+				logged = time.Now()
+				el := time.Since(start).Seconds()
+				r.logf("sft: step %d/%d, loss %.4f, %.0f tok/s, ETA %s", steps, s.Epochs*perEpoch, res.Loss,
+					float64(tokens)/el, round(el/float64(steps)*float64(s.Epochs*perEpoch-steps)))
+			}
 		}
 	}
 	r.metrics.Loss = losses / float64(steps)

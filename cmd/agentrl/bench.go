@@ -27,6 +27,7 @@ func benchCommand() *cli.Command {
 			benchReferenceCommand(),
 			benchRolloutsCommand(),
 			benchGRPOCommand(),
+			benchAdaptersCommand(),
 		},
 	}
 }

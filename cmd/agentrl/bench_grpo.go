@@ -51,6 +51,7 @@ func benchGRPOCommand() *cli.Command {
 			&cli.IntFlag{Name: "rank", Value: 16, Usage: "LoRA rank (alpha = 2 x rank) on q, k, v, o, gate, up, down"},
 			&cli.Float64Flag{Name: "lr", Value: 2e-5, Usage: "AdamW learning rate"},
 			&cli.IntFlag{Name: "threads", Value: 2, Usage: "CPU threads of each side"},
+			&cli.IntFlag{Name: "context", Value: rl.DefaultConfig().Rollout.Context, Usage: "agentrl's tokens per sequence (rollout.context); at most the model's training context"},
 			&cli.IntFlag{Name: "parallel", Usage: "agentrl's episodes played at once (0: every episode of the iteration, as TRL generates its whole batch in one call)"},
 			&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "agentrl run seed (it picks the tasks); TRL's seed too"},
 			&cli.StringFlag{Name: "python", Value: filepath.Join(".venv-peers", "bin", "python"), Usage: "interpreter with torch, transformers, peft and trl"},
@@ -75,6 +76,7 @@ type grpoBenchConfig struct {
 	LR        float64 `json:"lr"`
 	Threads   int     `json:"threads"`
 	Parallel  int     `json:"parallel"`
+	Context   int     `json:"context"`
 	Seed      uint64  `json:"seed"`
 	python    string
 	script    string
@@ -83,7 +85,7 @@ type grpoBenchConfig struct {
 func parseGRPOBenchFlags(c *cli.Context) (grpoBenchConfig, error) {
 	g := grpoBenchConfig{Model: c.String("model"), Env: grpoBenchEnv, Tasks: c.Int("tasks"), Group: c.Int("group"),
 		MaxTokens: c.Int("max-tokens"), Rank: c.Int("rank"), LR: c.Float64("lr"), Threads: c.Int("threads"),
-		Parallel: c.Int("parallel"), Seed: c.Uint64("seed"), python: c.String("python"), script: c.String("script")}
+		Parallel: c.Int("parallel"), Context: c.Int("context"), Seed: c.Uint64("seed"), python: c.String("python"), script: c.String("script")}
 	g.Alpha = 2 * g.Rank
 	switch {
 	case g.Tasks <= 0 || g.MaxTokens <= 0 || g.Rank <= 0 || g.Threads <= 0:
@@ -119,6 +121,7 @@ func (g grpoBenchConfig) rlConfig() (rl.Config, error) {
 	cfg.Rollout.Tasks = g.Tasks
 	cfg.Rollout.MaxTokens = g.MaxTokens
 	cfg.Rollout.Parallel = g.Parallel
+	cfg.Rollout.Context = g.Context
 	cfg.GRPO.Group = g.Group
 	cfg.GRPO.Minibatches = 1
 	cfg.GRPO.Epochs = 1
