@@ -14,7 +14,7 @@ import (
 // the expert on the same tasks; where the agent's return falls short of
 // the expert's, the pair (expert chosen, agent rejected) is kept, the
 // agent's trajectory cut to the expert's length plus ETO.ExtraTurns
-// turns; ties are dropped. The actor is trained on the pairs with
+// turns; where the agent does better the roles swap; ties are dropped. The actor is trained on the pairs with
 // trajectory-level DPO, the reference being the policy at the start of
 // the iteration (the previous iteration's result).
 func trainETO(ctx context.Context, r *Run) error {
@@ -47,35 +47,48 @@ func trainETO(ctx context.Context, r *Run) error {
 		// chat template) against the agent's (the tokens it generated).
 		var seqs []train.Sequence
 		var pairs []train.Pair
-		split := 0
+		split, swapped := 0, 0
 		for i := range agent {
 			a, e := &agent[i], bySeed[agent[i].Seed]
-			if e == nil || !(a.Return < e.Return) {
-				continue
+			if e == nil || a.Return == e.Return {
+				continue // no expert to compare with, or a tie
 			}
-			cut := *a
-			cut.Steps = a.Steps[:min(len(a.Steps), len(e.Steps)+c.ExtraTurns)]
-			rejected, err := EpisodeSequences(&cut)
+			agentWins := a.Return > e.Return
+			// The rejected trajectory is cut to the chosen one's length plus
+			// ExtraTurns turns.
+			agentCut, expertCut := *a, *e
+			if agentWins {
+				expertCut.Steps = e.Steps[:min(len(e.Steps), len(a.Steps)+c.ExtraTurns)]
+			} else {
+				agentCut.Steps = a.Steps[:min(len(a.Steps), len(e.Steps)+c.ExtraTurns)]
+			}
+			agentSeqs, err := EpisodeSequences(&agentCut)
 			if err != nil {
 				return err
 			}
-			if len(rejected) > 1 {
+			if len(agentSeqs) > 1 {
 				split++ // its history was cut to fit the context: no single sequence to score
 				continue
 			}
-			chosen, err := train.ChatSequence(r.model, rollout.NewDemonstration(e).Messages)
+			expertSeq, err := train.ChatSequence(r.model, rollout.NewDemonstration(&expertCut).Messages)
 			if err != nil {
 				return fmt.Errorf("expert trajectory %d: %w", e.Seed, err)
 			}
-			if len(chosen.Tokens) > r.Config.Rollout.Context {
+			if len(expertSeq.Tokens) > r.Config.Rollout.Context {
 				continue
 			}
-			pairs = append(pairs, train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1})
-			seqs = append(seqs, chosen, rejected[0].Sequence)
+			p := train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1}
+			if agentWins {
+				p.Chosen, p.Rejected = p.Rejected, p.Chosen
+				swapped++
+			}
+			pairs = append(pairs, p)
+			seqs = append(seqs, expertSeq, agentSeqs[0].Sequence)
 		}
 		m := r.Metrics()
 		m.Metrics["pairs"] = float64(len(pairs))
 		m.Metrics["split_pairs"] = float64(split)
+		m.Metrics["agent_chosen"] = float64(swapped)
 		if len(pairs) == 0 {
 			r.logf("iter %d: the agent matched the expert on every task; no pairs", it)
 		} else {
