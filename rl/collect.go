@@ -54,6 +54,10 @@ type Collector interface {
 	// the next Collect starts at once; Collect loads what it lacks itself.
 	Load(ctx context.Context, p Snapshot) error
 	Collect(ctx context.Context, p Snapshot, e Episodes) ([]rollout.Trajectory, CollectStats, error)
+	// Generate samples n completions of each prompt (token ids, e.g. an
+	// expert's prefix rendered by the chat template) with the snapshot's
+	// policy, each prompt evaluated once for its n samples.
+	Generate(ctx context.Context, p Snapshot, prompts [][]int32, n int) ([][]llm.Completion, error)
 }
 
 // LocalCollector plays episodes in this process on an inference engine of
@@ -123,6 +127,19 @@ func (c *LocalCollector) Collect(ctx context.Context, p Snapshot, e Episodes) ([
 		Split: e.Split, Seed0: e.Seed0, MaxSteps: e.MaxSteps, StepTimeout: e.StepTimeout,
 	}, policy)
 	return trajs, CollectStats{GeneratedTokens: c.Engine.Stats().GeneratedTokens - before.GeneratedTokens}, err
+}
+
+// Generate implements Collector.
+func (c *LocalCollector) Generate(ctx context.Context, p Snapshot, prompts [][]int32, n int) ([][]llm.Completion, error) {
+	adapters, err := c.adapters(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]llm.GenerateRequest, len(prompts))
+	for i, t := range prompts {
+		reqs[i] = llm.GenerateRequest{Tokens: t, N: n}
+	}
+	return c.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: adapters})
 }
 
 // Close frees the adapters the collector loaded; the engine stays open.

@@ -49,6 +49,8 @@ type Config struct {
 	GRPO        GRPOConfig `yaml:"grpo"`
 	PPO         PPOConfig  `yaml:"ppo"`
 	ETO         ETOConfig  `yaml:"eto"`
+	// StepAgent is the stepagent algorithm's section (package stepagent).
+	StepAgent StepAgentConfig `yaml:"stepagent"`
 }
 
 // RolloutConfig says how training episodes are played.
@@ -161,8 +163,56 @@ type ETOConfig struct {
 	Epochs     int `yaml:"epochs"`
 }
 
-// Algorithms names the algorithms a Config can select.
-func Algorithms() []string { return []string{"sft", "grpo", "ppo", "eto"} }
+// StepAgentConfig is StepAgent (Deng et al. 2024, arXiv 2411.03817):
+// after a warm start on expert trajectories, each cycle (iteration)
+// inspects the agent at every step of Trajectories expert trajectories,
+// sampling Samples actions from each expert prefix, and reflects on the
+// actions that differ from the expert's, by step-level DPO ("implicit")
+// or by a discriminator's step rewards and PPO ("irl"). See
+// docs/stepagent.md for what the paper leaves open and what we chose.
+type StepAgentConfig struct {
+	// Reflection is "implicit" or "irl".
+	Reflection string `yaml:"reflection"`
+	// Expert is a JSONL file of expert conversations (the formats of
+	// AgentInstruct/ETO or chat messages); empty: the environment's
+	// built-in expert on the train split.
+	Expert string `yaml:"expert"`
+	// Trajectories are the expert trajectories inspected per cycle, in
+	// turn through the pool.
+	Trajectories int `yaml:"trajectories"`
+	// Samples is K, the actions sampled at each expert prefix (the prefix
+	// is evaluated once for all of them), at Temperature.
+	Samples     int     `yaml:"samples"`
+	Temperature float64 `yaml:"temperature"`
+	LR          float64 `yaml:"lr"`
+	Epochs      int     `yaml:"epochs"`
+	// Beta of the step-level DPO; Reference is its reference policy:
+	// "cycle" (the policy at the start of the cycle) or "warm_start".
+	Beta      float64 `yaml:"beta"`
+	Reference string  `yaml:"reference"`
+	// The discriminator of "irl": a LoRA adapter read after an action,
+	// D(h, a) = sigmoid(log p(JudgementToken) - log p(NegativeToken)),
+	// trained at DiscriminatorLR; it pauses while its accuracy on the
+	// cycle's data, before its update, is at least MaxAccuracy, so that it
+	// cannot run away from the policy.
+	DiscriminatorLR float64 `yaml:"discriminator_lr"`
+	JudgementToken  string  `yaml:"judgement_token"`
+	NegativeToken   string  `yaml:"negative_token"`
+	MaxAccuracy     float64 `yaml:"max_accuracy"`
+	// PPO on the discriminator's step rewards.
+	Clip        float64 `yaml:"clip"`
+	Minibatches int     `yaml:"minibatches"`
+}
+
+// Algorithms names the algorithms a Config can select, sorted.
+func Algorithms() []string {
+	names := make([]string, 0, len(algorithms))
+	for n := range algorithms {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	return names
+}
 
 // DefaultConfig is the configuration with every default: the papers'
 // settings scaled to small models trained with LoRA on a CPU (see
@@ -190,6 +240,11 @@ func DefaultConfig() Config {
 			InvalidPenalty: 0.1, ValueToken: " Yes",
 		},
 		ETO: ETOConfig{Beta: 0.1, LR: 2e-5, Temperature: 0.7, ExtraTurns: 5, Epochs: 1},
+		StepAgent: StepAgentConfig{
+			Reflection: "implicit", Trajectories: 16, Samples: 4, Temperature: 1, LR: 2e-5, Epochs: 1,
+			Beta: 0.1, Reference: "cycle", DiscriminatorLR: 1e-4, JudgementToken: " Yes", NegativeToken: " No", MaxAccuracy: 0.95,
+			Clip: 0.2, Minibatches: 2,
+		},
 	}
 }
 
@@ -410,6 +465,21 @@ func (c *Config) Validate() error {
 		check(e.Beta > 0 && e.LR > 0, "eto.beta %g and eto.lr %g must be positive", e.Beta, e.LR)
 		check(e.Temperature >= 0, "eto.temperature %g must not be negative", e.Temperature)
 		check(e.ExtraTurns >= 0 && e.Epochs > 0, "eto.extra_turns %d must not be negative and eto.epochs %d positive", e.ExtraTurns, e.Epochs)
+	case "stepagent":
+		sft("warm_start", c.WarmStart, false)
+		a := c.StepAgent
+		check(a.Reflection == "implicit" || a.Reflection == "irl", "stepagent.reflection %q: want implicit or irl", a.Reflection)
+		check(a.Trajectories > 0 && a.Samples > 0, "stepagent.trajectories %d and stepagent.samples %d must be positive", a.Trajectories, a.Samples)
+		check(a.Temperature >= 0, "stepagent.temperature %g must not be negative", a.Temperature)
+		check(a.LR > 0 && a.Epochs > 0, "stepagent.lr %g and stepagent.epochs %d must be positive", a.LR, a.Epochs)
+		check(a.Beta > 0, "stepagent.beta %g must be positive", a.Beta)
+		check(a.Reference == "cycle" || a.Reference == "warm_start", "stepagent.reference %q: want cycle or warm_start", a.Reference)
+		check(a.Reference != "warm_start" || c.WarmStart.Demos > 0 || c.InitAdapter != "", "stepagent.reference warm_start needs a warm start")
+		check(a.DiscriminatorLR > 0 && a.Clip > 0 && a.Minibatches > 0, "stepagent.discriminator_lr %g, stepagent.clip %g and stepagent.minibatches %d must be positive",
+			a.DiscriminatorLR, a.Clip, a.Minibatches)
+		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
+			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
+		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)
 	}
 	return errors.Join(errs...)
 }
@@ -428,7 +498,7 @@ func (c *Config) YAML() ([]byte, error) {
 // trainerConfig is the trainer configuration shared by the run's adapters.
 func (c *Config) trainerConfig(context int) train.Config {
 	return train.Config{
-		Adapter: actorAdapter,
+		Adapter: ActorAdapter,
 		LoRA:    train.LoRAConfig{Rank: c.LoRA.Rank, Alpha: float32(c.LoRA.Alpha)},
 		Seed:    c.Seed,
 		Threads: c.Threads,
@@ -439,6 +509,6 @@ func (c *Config) trainerConfig(context int) train.Config {
 	}
 }
 
-// actorAdapter names the policy's adapter in the trainer and the run
+// ActorAdapter names the policy's adapter in the trainer and the run
 // directory.
-const actorAdapter = "actor"
+const ActorAdapter = "actor"

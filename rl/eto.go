@@ -106,9 +106,8 @@ func trainETO(ctx context.Context, r *Run) error {
 			steps := 0
 			for epoch := range c.Epochs {
 				order := r.Minibatches(it, epoch, len(pairs), 1)[0]
-				micro, local := r.pairBatches(seqs, pairs, order)
-				res, err := r.Update(seqs, micro, func(b []int) train.Loss {
-					return train.DPO{Beta: c.Beta, Pairs: local[batchKey(b)]}
+				res, err := r.UpdatePairs(seqs, pairs, order, func(p []train.Pair, _ []int) train.Loss {
+					return train.DPO{Beta: c.Beta, Pairs: p}
 				})
 				if err != nil {
 					return fmt.Errorf("iteration %d: %w", it, err)
@@ -130,21 +129,25 @@ func trainETO(ctx context.Context, r *Run) error {
 	return nil
 }
 
-// pairBatches deals the pairs, in order, into micro-batches of at most
-// LoRA.BatchTokens tokens that each hold whole pairs, and returns each
-// micro-batch's pairs with indices local to it, keyed by batchKey.
-func (r *Run) pairBatches(seqs []train.Sequence, pairs []train.Pair, order []int) ([][]int, map[string][]train.Pair) {
-	var micro [][]int
-	local := map[string][]train.Pair{}
-	var cur []int
+// UpdatePairs takes one optimiser step of the active adapter over
+// preference pairs of seqs, in the given order: the pairs are dealt into
+// micro-batches of at most LoRA.BatchTokens tokens that each hold whole
+// pairs, and lossFor builds each micro-batch's loss from its pairs, whose
+// sequence indices are local to the micro-batch, and their indices in
+// pairs.
+func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int, lossFor func(local []train.Pair, idx []int) train.Loss) (UpdateResult, error) {
+	var micro, idx [][]int
+	var local [][]train.Pair
+	var cur, curIdx []int
 	var curPairs []train.Pair
 	n := 0
 	flush := func() {
 		if len(cur) > 0 {
 			micro = append(micro, cur)
-			local[batchKey(cur)] = curPairs
+			local = append(local, curPairs)
+			idx = append(idx, curIdx)
 		}
-		cur, curPairs, n = nil, nil, 0
+		cur, curPairs, curIdx, n = nil, nil, nil, 0
 	}
 	for _, k := range order {
 		p := pairs[k]
@@ -156,11 +159,13 @@ func (r *Run) pairBatches(seqs []train.Sequence, pairs []train.Pair, order []int
 		lp.Chosen, lp.Rejected = len(cur), len(cur)+1
 		cur = append(cur, p.Chosen, p.Rejected)
 		curPairs = append(curPairs, lp)
+		curIdx = append(curIdx, k)
 		n += l
 	}
 	flush()
-	return micro, local
+	batch := 0
+	return r.Update(seqs, micro, func([]int) train.Loss {
+		batch++
+		return lossFor(local[batch-1], idx[batch-1])
+	})
 }
-
-// batchKey identifies a micro-batch by its indices.
-func batchKey(b []int) string { return fmt.Sprint(b) }

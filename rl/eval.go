@@ -42,7 +42,7 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	if episodes <= 0 {
 		return rollout.Summary{}, fmt.Errorf("episodes %d must be positive", episodes)
 	}
-	adapterPath := filepath.Join(dir, "adapters", actorAdapter+".gguf")
+	adapterPath := filepath.Join(dir, "adapters", ActorAdapter+".gguf")
 	if _, err := os.Stat(adapterPath); errors.Is(err, os.ErrNotExist) {
 		return rollout.Summary{}, fmt.Errorf("%s has no actor adapter yet (%s): the run has not finished an iteration", dir, adapterPath)
 	}

@@ -23,7 +23,7 @@ func trainGRPO(ctx context.Context, r *Run) error {
 	if err := r.Trainer.SetLR(c.LR); err != nil {
 		return err
 	}
-	reference, err := r.reference(c.KL, c.Reference)
+	reference, err := r.Reference(c.KL, c.Reference)
 	if err != nil {
 		return err
 	}
@@ -164,11 +164,11 @@ func pick[T any](x []T, b []int) []T {
 	return out
 }
 
-// reference returns the function computing the reference policy's
-// log-probabilities for a KL penalty of weight kl (nil results when kl is
-// 0): the base model, or the actor as the warm start left it, kept as the
-// trainer adapter "reference".
-func (r *Run) reference(kl float64, which string) (func([]train.Sequence) ([][]float32, error), error) {
+// Reference returns the function computing the reference policy's
+// log-probabilities for a penalty of weight kl (nil results when kl is 0):
+// "base", the model without adapter, or "warm_start", the actor as the
+// warm start left it, kept as the trainer adapter "reference".
+func (r *Run) Reference(kl float64, which string) (func([]train.Sequence) ([][]float32, error), error) {
 	switch {
 	case kl == 0:
 		return func([]train.Sequence) ([][]float32, error) { return nil, nil }, nil
@@ -185,7 +185,7 @@ func (r *Run) reference(kl float64, which string) (func([]train.Sequence) ([][]f
 	if err := r.Trainer.LoadAdapter(path); err != nil {
 		return nil, fmt.Errorf("reference policy: %w", err)
 	}
-	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 		return nil, err
 	}
 	return func(seqs []train.Sequence) ([][]float32, error) {
@@ -193,7 +193,7 @@ func (r *Run) reference(kl float64, which string) (func([]train.Sequence) ([][]f
 			return nil, err
 		}
 		lp, err := r.Trainer.LogProbs(seqs)
-		if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+		if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 			return nil, err
 		}
 		return lp, err

@@ -37,7 +37,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 	if err := r.Trainer.SetLR(c.LR); err != nil {
 		return err
 	}
-	valueToken, err := r.singleToken(c.ValueToken)
+	valueToken, err := r.SingleToken(c.ValueToken)
 	if err != nil {
 		return fmt.Errorf("ppo.value_token: %w", err)
 	}
@@ -141,12 +141,12 @@ func trainPPO(ctx context.Context, r *Run) error {
 					return err
 				}
 				vres, err := r.Update(criticSeqs, r.MicroBatches(criticSeqs, mb), func(b []int) train.Loss {
-					return valueLossOf{Targets: pick(targets, b)}
+					return ProbeCrossEntropy{Targets: pick(targets, b)}
 				})
 				if err != nil {
 					return fmt.Errorf("iteration %d: critic: %w", it, err)
 				}
-				if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+				if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 					return err
 				}
 				policyLoss += res.Loss
@@ -187,7 +187,7 @@ func (r *Run) criticValues(seqs []train.Sequence) ([][]float32, error) {
 		return nil, err
 	}
 	lp, err := r.Trainer.LogProbs(seqs)
-	if e := r.Trainer.UseAdapter(actorAdapter); e != nil {
+	if e := r.Trainer.UseAdapter(ActorAdapter); e != nil {
 		return nil, e
 	}
 	return lp, err
@@ -201,8 +201,9 @@ func sampledOf(episodes []ActionSequence) [][]float32 {
 	return out
 }
 
-// singleToken tokenises text, which must be one token of the model.
-func (r *Run) singleToken(text string) (int32, error) {
+// SingleToken tokenises text, which must be one token of the model (a
+// judgement token).
+func (r *Run) SingleToken(text string) (int32, error) {
 	toks, err := r.model.Tokenize(text, false, false)
 	if err != nil {
 		return 0, err
@@ -213,12 +214,16 @@ func (r *Run) singleToken(text string) (int32, error) {
 	return toks[0], nil
 }
 
-// valueLossOf is the critic's loss: the binary cross-entropy between the
-// probability p = exp(log p) of the judgement token at each probe and the
-// target return G in [0, 1], -(G log p + (1 - G) log(1 - p)), averaged
-// over the probes. Only log p is computed, so the gradient goes through
-// it: dL/dlog p = -G + (1 - G) p / (1 - p).
-type valueLossOf struct {
+// ProbeCrossEntropy trains a judgement read from a probe token (see
+// train.Sequence.Targets): the binary cross-entropy between the
+// probability p = exp(log p) of the judgement token at each probe (each
+// position with a non-zero weight) and the target in [0, 1] there,
+// -(G log p + (1 - G) log(1 - p)), averaged over the probes. PPO's critic
+// (targets: returns) and StepAgent's discriminator (targets: 1 for expert
+// actions, 0 for the agent's) use it. Only log p is computed, so the
+// gradient goes through it: dL/dlog p = -G + (1 - G) p / (1 - p).
+type ProbeCrossEntropy struct {
+	// Targets are indexed like the sequences' tokens.
 	Targets [][]float32
 }
 
@@ -226,9 +231,10 @@ type valueLossOf struct {
 // grows without bound.
 const maxValue = 1 - 1e-4
 
-func (v valueLossOf) Eval(seqs []train.Sequence, logp, grad [][]float32) (float64, map[string]float64, error) {
+// Eval implements train.Loss.
+func (v ProbeCrossEntropy) Eval(seqs []train.Sequence, logp, grad [][]float32) (float64, map[string]float64, error) {
 	if len(v.Targets) != len(seqs) {
-		return 0, nil, fmt.Errorf("value loss: %d target rows for %d sequences", len(v.Targets), len(seqs))
+		return 0, nil, fmt.Errorf("probe cross-entropy: %d target rows for %d sequences", len(v.Targets), len(seqs))
 	}
 	var loss, n, absErr float64
 	for _, seq := range seqs {
@@ -239,7 +245,7 @@ func (v valueLossOf) Eval(seqs []train.Sequence, logp, grad [][]float32) (float6
 		}
 	}
 	if n == 0 {
-		return 0, nil, errors.New("value loss: no probes")
+		return 0, nil, errors.New("probe cross-entropy: no probes")
 	}
 	for s, seq := range seqs {
 		for i := 1; i < len(seq.Tokens); i++ {
@@ -253,5 +259,5 @@ func (v valueLossOf) Eval(seqs []train.Sequence, logp, grad [][]float32) (float6
 			absErr += math.Abs(p - g)
 		}
 	}
-	return loss / n, map[string]float64{"value_abs_error": absErr / n}, nil
+	return loss / n, map[string]float64{"abs_error": absErr / n}, nil
 }

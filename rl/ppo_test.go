@@ -13,7 +13,7 @@ func TestValueLoss(t *testing.T) {
 	seqs := []train.Sequence{{Tokens: []int32{1, 2, 3, 4}, Weights: []float32{0, 1, 0, 1}}}
 	logp := [][]float32{{0, float32(math.Log(0.8)), 0, float32(math.Log(0.25))}}
 	targets := [][]float32{{0, 1, 0, 0.5}}
-	loss := valueLossOf{Targets: targets}
+	loss := ProbeCrossEntropy{Targets: targets}
 	grad := [][]float32{make([]float32, 4)}
 	got, m, err := loss.Eval(seqs, logp, grad)
 	if err != nil {
@@ -21,7 +21,7 @@ func TestValueLoss(t *testing.T) {
 	}
 	// Probe 1: -log 0.8. Probe 2: -(0.5 log 0.25 + 0.5 log 0.75).
 	want := (-math.Log(0.8) - 0.5*math.Log(0.25) - 0.5*math.Log(0.75)) / 2
-	if math.Abs(got-want) > 1e-6 || math.Abs(m["value_abs_error"]-(0.2+0.25)/2) > 1e-6 {
+	if math.Abs(got-want) > 1e-6 || math.Abs(m["abs_error"]-(0.2+0.25)/2) > 1e-6 {
 		t.Fatalf("loss %g (want %g), metrics %v", got, want, m)
 	}
 	for _, i := range []int{1, 3} {

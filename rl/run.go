@@ -173,7 +173,7 @@ func Open(cfg Config, o Options) (*Run, error) {
 		return nil, err
 	}
 	r.Trainer = tr
-	r.adapters = []string{actorAdapter}
+	r.adapters = []string{ActorAdapter}
 	return r, nil
 }
 
@@ -203,7 +203,7 @@ func (r *Run) Resume(ctx context.Context) error {
 		r.logf("resumed %s after iteration %d of %d", r.Dir, r.State.Iteration, r.Config.Iterations)
 	}
 	r.resumedAt = r.State.Iteration
-	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 		return err
 	}
 	return r.handOver(ctx)
@@ -249,9 +249,10 @@ func (r *Run) endPhase(name string) float64 {
 // (Loss, Losses, Metrics).
 func (r *Run) Metrics() *Metrics { return &r.metrics }
 
-// iterSeed derives the seed of one purpose in one iteration, so that a
-// resumed run draws exactly what an uninterrupted one would.
-func (r *Run) iterSeed(it int, purpose uint64) uint64 {
+// IterSeed derives the seed of one purpose in one iteration, so that a
+// resumed run draws exactly what an uninterrupted one would. Purposes
+// below 16 are the run's own; algorithms use their own above.
+func (r *Run) IterSeed(it int, purpose uint64) uint64 {
 	x := rand.New(rand.NewPCG(r.Config.Seed, uint64(it)<<8|purpose))
 	return x.Uint64() >> 1
 }
@@ -273,7 +274,7 @@ func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature fl
 	s := rollout.DefaultActionSampling()
 	s.MaxTokens = r.Config.Rollout.MaxTokens
 	s.Temperature = float32(temperature)
-	s.Seed = int64(r.iterSeed(it, seedSampling))
+	s.Seed = int64(r.IterSeed(it, seedSampling))
 	trajs, st, err := r.play(ctx, envs.Train, r.TaskSeed0(it, tasks), tasks, group, s)
 	if err != nil {
 		return nil, err
@@ -308,7 +309,7 @@ func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature fl
 // plays tasks tasks: every iteration plays new tasks, and runs of
 // different seeds start at different places of the split.
 func (r *Run) TaskSeed0(it, tasks int) int64 {
-	return int64(r.iterSeed(0, seedTasks)%1_000_000) + int64(it-1)*int64(tasks)
+	return int64(r.IterSeed(0, seedTasks)%1_000_000) + int64(it-1)*int64(tasks)
 }
 
 // ExpertEpisodes plays the expert on tasks train tasks from seed0, e.g.
@@ -458,7 +459,7 @@ func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 // Minibatches shuffles 0..n-1 with the iteration's seed and deals them
 // into m minibatches (fewer when n < m).
 func (r *Run) Minibatches(it, epoch, n, m int) [][]int {
-	rng := rand.New(rand.NewPCG(r.iterSeed(it, seedShuffle), uint64(epoch)))
+	rng := rand.New(rand.NewPCG(r.IterSeed(it, seedShuffle), uint64(epoch)))
 	perm := rng.Perm(n)
 	m = max(min(m, n), 1)
 	out := make([][]int, m)
@@ -475,7 +476,7 @@ func (r *Run) Minibatches(it, epoch, n, m int) [][]int {
 // replaced).
 func (r *Run) EndIteration(ctx context.Context, it int) error {
 	r.endPhase("train")
-	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 		return err
 	}
 	if err := r.handOver(ctx); err != nil {
@@ -519,7 +520,7 @@ func (r *Run) commit(it int, finished bool) error {
 			return err
 		}
 	}
-	if err := r.Trainer.UseAdapter(actorAdapter); err != nil {
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 		return err
 	}
 	r.State.WallSeconds = r.wall0 + time.Since(r.started).Seconds()
@@ -575,6 +576,12 @@ func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 // demonstrations before the first iteration, or starts it from
 // Config.InitAdapter, once: a resumed run that had done it skips it.
 func (r *Run) WarmStart(ctx context.Context) error {
+	return r.WarmStartWith(ctx, func() ([]train.Sequence, error) { return r.Demonstrations(ctx, r.Config.WarmStart.Demos) })
+}
+
+// WarmStartWith is WarmStart on the demonstrations demos returns (called
+// only when the warm start is due), e.g. a user's expert file.
+func (r *Run) WarmStartWith(ctx context.Context, demos func() ([]train.Sequence, error)) error {
 	ws := r.Config.WarmStart
 	if (ws.Demos == 0 && r.Config.InitAdapter == "") || r.State.WarmStarted || r.State.Iteration > 0 {
 		return nil
@@ -585,8 +592,15 @@ func (r *Run) WarmStart(ctx context.Context) error {
 			return fmt.Errorf("init_adapter: %w", err)
 		}
 		r.logf("actor initialised from %s", path)
-	} else if err := r.SFT(ctx, ws, 0); err != nil {
-		return fmt.Errorf("warm start: %w", err)
+	} else {
+		seqs, err := demos()
+		if err != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
+		r.endPhase("rollout")
+		if err := r.FineTune(ctx, seqs, ws, 0); err != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
 	}
 	if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", warmStartAdapter+".gguf")); err != nil {
 		return err
@@ -601,14 +615,21 @@ func (r *Run) WarmStart(ctx context.Context) error {
 // kept as a reference policy.
 const warmStartAdapter = "warm_start"
 
-// SFT trains the active adapter on expert demonstrations for s.Epochs
-// epochs, one optimiser step per micro-batch.
+// SFT trains the active adapter on s.Demos expert demonstrations of the
+// built-in expert (see FineTune).
 func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
 	demos, err := r.Demonstrations(ctx, s.Demos)
 	if err != nil {
 		return err
 	}
 	r.endPhase("rollout")
+	return r.FineTune(ctx, demos, s, it)
+}
+
+// FineTune trains the active adapter on demos for s.Epochs epochs at
+// s.LR, one optimiser step per s.BatchTokens tokens, and records the mean
+// loss in the iteration's metrics.
+func (r *Run) FineTune(ctx context.Context, demos []train.Sequence, s SFTConfig, it int) error {
 	if err := r.Trainer.SetLR(s.LR); err != nil {
 		return err
 	}
@@ -714,7 +735,7 @@ func writeEval(dir string, split envs.Split, sum rollout.Summary) error {
 		Episodes int             `json:"episodes"`
 		Adapter  string          `json:"adapter"`
 		Summary  rollout.Summary `json:"summary"`
-	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", actorAdapter+".gguf"), sum}, "", "  ")
+	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), sum}, "", "  ")
 	if err != nil {
 		return err
 	}
@@ -778,6 +799,24 @@ func writeFileAtomic(path string, data []byte) error {
 	}
 	return os.Rename(tmp, path)
 }
+
+// Model is the base model as the engine loaded it: its tokenizer and chat
+// template.
+func (r *Run) Model() *llm.Model { return r.model }
+
+// Collector plays the run's episodes and samples its actions.
+func (r *Run) Collector() Collector { return r.collector }
+
+// ActorSnapshot is the policy of the actor's latest hand-over with the
+// given sampling settings.
+func (r *Run) ActorSnapshot(s llm.Sampling) Snapshot { return r.actorSnapshot(s) }
+
+// EndPhase adds the time since the last phase ended to the named phase
+// of the iteration's metrics and returns it in seconds.
+func (r *Run) EndPhase(name string) float64 { return r.endPhase(name) }
+
+// Logf writes a progress line.
+func (r *Run) Logf(format string, args ...any) { r.logf(format, args...) }
 
 func (r *Run) logf(format string, args ...any) {
 	if r.Progress != nil {

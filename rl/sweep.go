@@ -133,7 +133,7 @@ func (s *Sweep) config(c sweepCell) (Config, error) {
 	sets := append([]string{"algorithm=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed)}, s.Overrides[c.algorithm]...)
 	if s.InitFromSFT && c.algorithm != "sft" {
 		sft := sweepCell{"sft", c.env, c.seed}
-		sets = append(sets, fmt.Sprintf("init_adapter=%q", filepath.Join(s.Out, sft.name(), "adapters", actorAdapter+".gguf")))
+		sets = append(sets, fmt.Sprintf("init_adapter=%q", filepath.Join(s.Out, sft.name(), "adapters", ActorAdapter+".gguf")))
 	}
 	return parseConfig(base, "", sets)
 }

@@ -5,14 +5,36 @@ import (
 	"fmt"
 )
 
-// algorithms maps Config.Algorithm to its loop. Each loop reads top to
-// bottom in its own file: it plays rollouts, turns them into training
-// data, updates the adapters and ends each iteration through the Run.
-var algorithms = map[string]func(context.Context, *Run) error{
-	"sft":  trainSFT,
-	"grpo": trainGRPO,
-	"ppo":  trainPPO,
-	"eto":  trainETO,
+// Algorithm is a training algorithm: its loop, which reads top to bottom
+// (it plays rollouts, turns them into training data, updates the adapters
+// and ends each iteration through the Run), and the adapters it trains
+// besides the actor.
+type Algorithm struct {
+	Name string
+	// Prepare adds the algorithm's other adapters (nil: none).
+	Prepare func(*Run) error
+	Loop    func(context.Context, *Run) error
+}
+
+// algorithms are the registered algorithms by name: the baselines here,
+// NLAC and StepAgent from their packages (Register).
+var algorithms = map[string]Algorithm{
+	"sft":  {Name: "sft", Loop: trainSFT},
+	"grpo": {Name: "grpo", Loop: trainGRPO},
+	"ppo": {Name: "ppo", Loop: trainPPO, Prepare: func(r *Run) error {
+		return r.AddAdapter(criticAdapter, criticOptions(r.Config))
+	}},
+	"eto": {Name: "eto", Loop: trainETO},
+}
+
+// Register adds an algorithm defined outside this package; its settings
+// are a section of Config. It panics on a duplicate name, a programming
+// error.
+func Register(a Algorithm) {
+	if _, ok := algorithms[a.Name]; ok {
+		panic("rl: algorithm " + a.Name + " registered twice")
+	}
+	algorithms[a.Name] = a
 }
 
 // Train runs (or, with o.Resume, continues) the configured algorithm to
@@ -20,7 +42,7 @@ var algorithms = map[string]func(context.Context, *Run) error{
 // docs/runs.md. A run stopped by ctx, or killed, loses at most the
 // iteration in progress.
 func Train(ctx context.Context, cfg Config, o Options) error {
-	loop, ok := algorithms[cfg.Algorithm]
+	alg, ok := algorithms[cfg.Algorithm]
 	if !ok {
 		return fmt.Errorf("algorithm %q: want one of %v", cfg.Algorithm, Algorithms())
 	}
@@ -33,23 +55,16 @@ func Train(ctx context.Context, cfg Config, o Options) error {
 		r.logf("%s: the run has finished all %d iterations", r.Dir, r.State.Iteration)
 		return nil
 	}
-	if err := prepare(r); err != nil {
-		return err
+	if alg.Prepare != nil {
+		if err := alg.Prepare(r); err != nil {
+			return err
+		}
 	}
 	if err := r.Resume(ctx); err != nil {
 		return err
 	}
-	if err := loop(ctx, r); err != nil {
+	if err := alg.Loop(ctx, r); err != nil {
 		return fmt.Errorf("%s on %s: %w", cfg.Algorithm, cfg.Env, err)
-	}
-	return nil
-}
-
-// prepare adds the adapters an algorithm trains besides the actor.
-func prepare(r *Run) error {
-	switch r.Config.Algorithm {
-	case "ppo":
-		return r.AddAdapter(criticAdapter, criticOptions(r.Config))
 	}
 	return nil
 }

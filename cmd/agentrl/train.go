@@ -13,6 +13,7 @@ import (
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/llm/models"
 	"github.com/agentrl/agentrl/rl"
+	"github.com/agentrl/agentrl/stepagent"
 )
 
 func trainCommand() *cli.Command {
@@ -25,7 +26,7 @@ func trainCommand() *cli.Command {
 				"trajectories, plots. Ctrl-C or a kill loses at most the iteration in progress; --resume continues\n" +
 				"the run from its last finished iteration. Every setting has a default (docs/training.md); --config\n" +
 				"reads a YAML file of them and --set KEY=VALUE overrides one (e.g. --set grpo.lr=1e-5).",
-			Flags:  trainRunFlags(),
+			Flags:  append(trainRunFlags(), algorithmFlags[alg]...),
 			Action: func(c *cli.Context) error { return runTrain(c, alg) },
 		})
 	}
@@ -37,11 +38,25 @@ func trainCommand() *cli.Command {
 }
 
 var algorithmUsage = map[string]string{
-	"sft":  "supervised fine-tuning on expert demonstrations (loss on actions)",
-	"grpo": "group relative policy optimisation: G episodes per task, group-normalised returns, clipped objective",
-	"ppo":  "proximal policy optimisation with a critic adapter and GAE over turns",
-	"eto":  "exploration-based trajectory optimisation: DPO on failed vs expert trajectories",
+	"sft":       "supervised fine-tuning on expert demonstrations (loss on actions)",
+	"grpo":      "group relative policy optimisation: G episodes per task, group-normalised returns, clipped objective",
+	"ppo":       "proximal policy optimisation with a critic adapter and GAE over turns",
+	"eto":       "exploration-based trajectory optimisation: DPO on failed vs expert trajectories",
+	"stepagent": "StepAgent: inspect the agent at every step of expert trajectories, reflect by step-level DPO or inverse RL",
 }
+
+// algorithmFlags are the flags of one algorithm, each setting a key of
+// its section (flagSettings).
+var algorithmFlags = map[string][]cli.Flag{
+	"stepagent": {
+		&cli.StringFlag{Name: "expert", Usage: "expert conversations (`FILE.jsonl`: AgentInstruct/ETO \"conversations\" or \"messages\"); default: the built-in expert"},
+		&cli.StringFlag{Name: "reflection", Usage: "implicit (step-level DPO) or irl (discriminator step rewards and PPO); default implicit"},
+		&cli.IntFlag{Name: "cycles", Usage: "inspection and reflection cycles (the iterations)"},
+	},
+}
+
+// flagSettings map algorithm flags to configuration keys.
+var flagSettings = map[string]string{"expert": "stepagent.expert", "reflection": "stepagent.reflection", "cycles": "iterations"}
 
 func trainRunFlags() []cli.Flag {
 	return []cli.Flag{
@@ -76,6 +91,18 @@ func trainConfig(c *cli.Context, alg string) (rl.Config, error) {
 	}
 	if v := c.Uint64("seed"); v > 0 {
 		sets = append(sets, fmt.Sprintf("seed=%d", v))
+	}
+	for _, f := range algorithmFlags[alg] {
+		name := f.Names()[0]
+		if !c.IsSet(name) {
+			continue
+		}
+		switch f.(type) {
+		case *cli.IntFlag:
+			sets = append(sets, fmt.Sprintf("%s=%d", flagSettings[name], c.Int(name)))
+		default:
+			sets = append(sets, flagSettings[name]+"="+yamlString(c.String(name)))
+		}
 	}
 	return rl.LoadConfig(c.String("config"), append(sets, c.StringSlice("set")...))
 }
@@ -197,6 +224,47 @@ func sweepCommand() *cli.Command {
 			}
 			fmt.Fprintf(c.App.Writer, "sweep finished: %s\n", filepath.Join(s.Out, "report.md"))
 			return nil
+		},
+	}
+}
+
+func inspectCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "inspect",
+		Usage: "show a StepAgent run's agent at every step of an expert trajectory: its actions, whether each equals the expert's, step rewards",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory (`RUNDIR`)"},
+			&cli.StringFlag{Name: "env", Usage: "environment of the expert trajectory (default: the run's)"},
+			&cli.Int64Flag{Name: "seed", Usage: "task seed of the expert trajectory"},
+			&cli.StringFlag{Name: "split", Value: string(envs.Train), Usage: "split of the task"},
+		},
+		Action: func(c *cli.Context) error {
+			dir := c.String("run")
+			cfg, err := rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil)
+			if err != nil {
+				return fmt.Errorf("--run: %w", err)
+			}
+			name := cfg.Env
+			if c.String("env") != "" {
+				name = c.String("env")
+			}
+			newEnv, err := registry.Lookup(name)
+			if err != nil {
+				return err
+			}
+			split, err := envs.ParseSplit(c.String("split"))
+			if err != nil {
+				return err
+			}
+			modelPath, err := models.Resolve(cfg.Model)
+			if err != nil {
+				return err
+			}
+			in, err := stepagent.InspectRun(c.Context, dir, modelPath, newEnv, split, c.Int64("seed"))
+			if err != nil {
+				return err
+			}
+			return in.WriteText(c.App.Writer)
 		},
 	}
 }

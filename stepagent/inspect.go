@@ -1,0 +1,169 @@
+package stepagent
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl"
+)
+
+// Step is one inspected step: the expert's prefix h_t as the agent sees
+// it, the expert's action a*_t, and the agent's actions sampled there.
+type Step struct {
+	Trajectory int // index in the inspected trajectories
+	Step       int // the step's number in its trajectory, from 0
+	// Prompt is h_t rendered by the chat template and tokenised, as the
+	// inference engine reads it.
+	Prompt []int32
+	Expert string
+	// ExpertTokens are the tokens of the expert's assistant turn, through
+	// its end-of-turn token.
+	ExpertTokens []int32
+	// Samples are the K sampled actions, Greedy the greedy one; Equivalent
+	// says for each sample whether it equals the expert's action in the
+	// environment's canonical form.
+	Samples          []llm.Completion
+	Equivalent       []bool
+	Greedy           llm.Completion
+	GreedyEquivalent bool
+}
+
+// Prefix is an expert prefix ready for sampling.
+type Prefix struct {
+	Trajectory, Step int
+	Prompt           []int32
+	Expert           string
+	ExpertTokens     []int32
+}
+
+// Prefixes renders every step of the trajectories as the agent would see
+// it: the conversation before the step, with the assistant's turn opened.
+// Steps whose prefix leaves fewer than maxTokens tokens of the context are
+// skipped and counted.
+func Prefixes(m *llm.Model, trajs []Trajectory, context, maxTokens int) ([]Prefix, int, error) {
+	var out []Prefix
+	skipped := 0
+	for ti, t := range trajs {
+		for si, at := range t.Steps {
+			promptText := m.RenderChat(t.Messages[:at], true)
+			full := m.RenderChat(t.Messages[:at+1], false)
+			if !strings.HasPrefix(full, promptText) {
+				return nil, 0, errors.New("the chat template does not render the conversation turn by turn; cannot tell the expert's action apart")
+			}
+			prompt, err := m.Tokenize(promptText, true, true)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s step %d: %w", t.Source, si+1, err)
+			}
+			turn, err := m.Tokenize(full[len(promptText):], false, true)
+			if err != nil {
+				return nil, 0, fmt.Errorf("%s step %d: %w", t.Source, si+1, err)
+			}
+			// The turn ends with its end-of-turn token; what the template
+			// puts after it is never generated.
+			for k, tok := range turn {
+				if m.IsEOG(tok) {
+					turn = turn[:k+1]
+					break
+				}
+			}
+			if len(prompt)+max(maxTokens, len(turn)) > context {
+				skipped++
+				continue
+			}
+			out = append(out, Prefix{Trajectory: ti, Step: si, Prompt: prompt, Expert: t.Messages[at].Content, ExpertTokens: turn})
+		}
+	}
+	return out, skipped, nil
+}
+
+// Inspect samples k actions (at temperature, at most maxTokens tokens
+// each) and the greedy action of the policy at every prefix, through the
+// collector, and compares each with the expert's action in env's
+// canonical form.
+func Inspect(ctx context.Context, c rl.Collector, policy rl.Snapshot, env envs.Env, prefixes []Prefix, k, maxTokens int, temperature float64, seed uint64) ([]Step, error) {
+	prompts := make([][]int32, len(prefixes))
+	for i, p := range prefixes {
+		prompts[i] = p.Prompt
+	}
+	s := llm.DefaultSampling()
+	s.MaxTokens, s.Temperature, s.Seed = maxTokens, float32(temperature), int64(seed>>1)
+	policy.Sampling = s
+	sampled, err := c.Generate(ctx, policy, prompts, k)
+	if err != nil {
+		return nil, fmt.Errorf("inspection: %w", err)
+	}
+	policy.Sampling.Temperature = 0
+	greedy, err := c.Generate(ctx, policy, prompts, 1)
+	if err != nil {
+		return nil, fmt.Errorf("inspection: %w", err)
+	}
+	out := make([]Step, len(prefixes))
+	for i, p := range prefixes {
+		st := Step{Trajectory: p.Trajectory, Step: p.Step, Prompt: p.Prompt, Expert: p.Expert, ExpertTokens: p.ExpertTokens,
+			Samples: sampled[i], Greedy: greedy[i][0]}
+		for _, c := range st.Samples {
+			st.Equivalent = append(st.Equivalent, envs.Equivalent(env, c.Text, p.Expert))
+		}
+		st.GreedyEquivalent = envs.Equivalent(env, st.Greedy.Text, p.Expert)
+		out[i] = st
+	}
+	return out, nil
+}
+
+// Agreement is the share of steps whose greedy action is equivalent to
+// the expert's (the step agreement) and the share of sampled actions that
+// are.
+func Agreement(steps []Step) (greedy, sampled float64) {
+	n, eq := 0, 0
+	for _, st := range steps {
+		if st.GreedyEquivalent {
+			greedy++
+		}
+		for _, e := range st.Equivalent {
+			n++
+			if e {
+				eq++
+			}
+		}
+	}
+	if len(steps) > 0 {
+		greedy /= float64(len(steps))
+	}
+	if n > 0 {
+		sampled = float64(eq) / float64(n)
+	}
+	return greedy, sampled
+}
+
+// expertSequence is h_t followed by the expert's action, the action's
+// tokens weighted.
+func expertSequence(st Step) train.Sequence {
+	return actionSequence(st.Prompt, st.ExpertTokens)
+}
+
+// actionSequence is a prompt followed by an action, the action's tokens
+// weighted 1.
+func actionSequence(prompt, action []int32) train.Sequence {
+	s := train.Sequence{Tokens: make([]int32, 0, len(prompt)+len(action)), Weights: make([]float32, len(prompt)+len(action))}
+	s.Tokens = append(append(s.Tokens, prompt...), action...)
+	for i := len(prompt); i < len(s.Tokens); i++ {
+		s.Weights[i] = 1
+	}
+	return s
+}
+
+// judgedSequence is a prompt and an action followed by a probe of the
+// judgement token: the discriminator's D(h, a) is its probability there.
+func judgedSequence(prompt, action []int32, judgement int32) train.Sequence {
+	n := len(prompt) + len(action) + 1
+	s := train.Sequence{Tokens: make([]int32, 0, n), Weights: make([]float32, n), Targets: make([]int32, n)}
+	s.Tokens = append(append(append(s.Tokens, prompt...), action...), judgement)
+	s.Weights[n-1] = 1
+	s.Targets[n-1] = judgement
+	return s
+}

@@ -1,0 +1,423 @@
+// Package stepagent is StepAgent (Deng et al. 2024, "From Novice to
+// Expert: LLM Agent Policy Optimization via Step-wise Reinforcement
+// Learning"): step-wise rewards from comparing the agent's actions with
+// an expert's in the expert's own states, then reflection on the
+// differences, by implicit rewards (step-level DPO) or by inverse RL (a
+// discriminator's step rewards, optimised with PPO).
+//
+// The loop (run below) reads top to bottom; inspect.go samples the
+// agent at the expert's prefixes, expert.go reads expert conversations.
+// docs/stepagent.md says which details the paper leaves open and what we
+// chose. The algorithm registers itself with the RL core as "stepagent".
+package stepagent
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"math"
+
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl"
+)
+
+func init() {
+	rl.Register(rl.Algorithm{Name: "stepagent", Prepare: prepare, Loop: run})
+}
+
+// discriminatorAdapter names the IRL discriminator's LoRA adapter.
+const discriminatorAdapter = "discriminator"
+
+// Seed purposes of the algorithm (the run's own are below 16).
+const (
+	seedInspect = 16 + iota
+	seedMinibatch
+)
+
+func prepare(r *rl.Run) error {
+	if r.Config.StepAgent.Reflection != "irl" {
+		return nil
+	}
+	return r.AddAdapter(discriminatorAdapter, train.AdapterOptions{
+		Optimizer: train.AdamW{LR: r.Config.StepAgent.DiscriminatorLR}, Seed: r.Config.Seed ^ 0x64697363, // "disc"
+	})
+}
+
+// run is the StepAgent loop: warm start, then per cycle inspection and
+// reflection.
+func run(ctx context.Context, r *rl.Run) error {
+	c := r.Config.StepAgent
+
+	// 1. Warm start: SFT on the expert trajectories, loss on the actions.
+	var file []Trajectory
+	if c.Expert != "" {
+		var err error
+		if file, err = ReadExperts(c.Expert); err != nil {
+			return err
+		}
+	}
+	err := r.WarmStartWith(ctx, func() ([]train.Sequence, error) {
+		if file == nil {
+			return r.Demonstrations(ctx, r.Config.WarmStart.Demos)
+		}
+		return fileSequences(r, file, r.Config.WarmStart.Demos)
+	})
+	if err != nil {
+		return err
+	}
+	if err := r.Trainer.SetLR(c.LR); err != nil {
+		return err
+	}
+	var judge judgement
+	if c.Reflection == "irl" {
+		if judge.yes, err = r.SingleToken(c.JudgementToken); err != nil {
+			return fmt.Errorf("stepagent.judgement_token: %w", err)
+		}
+		if judge.no, err = r.SingleToken(c.NegativeToken); err != nil {
+			return fmt.Errorf("stepagent.negative_token: %w", err)
+		}
+	}
+
+	for cycle := r.State.Iteration + 1; cycle <= r.Config.Iterations; cycle++ {
+		r.BeginIteration(cycle)
+
+		// 2. Inspection: the agent acts K times at every step of the
+		// cycle's expert trajectories, from the expert's prefix.
+		trajs, err := cycleExperts(ctx, r, file, cycle)
+		if err != nil {
+			return err
+		}
+		prefixes, skipped, err := Prefixes(r.Model(), trajs, r.Config.Rollout.Context, r.Config.Rollout.MaxTokens)
+		if err != nil {
+			return err
+		}
+		if len(prefixes) == 0 {
+			return fmt.Errorf("cycle %d: no expert step fits the context of %d tokens", cycle, r.Config.Rollout.Context)
+		}
+		env := r.NewEnv()
+		steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
+			r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(cycle, seedInspect))
+		closeEnv(env)
+		if err != nil {
+			return err
+		}
+		greedyAgree, sampleAgree := Agreement(steps)
+		expertSeqs := make([]train.Sequence, len(steps))
+		for i, st := range steps {
+			expertSeqs[i] = expertSequence(st)
+		}
+		expertLP, err := r.Trainer.LogProbs(expertSeqs)
+		if err != nil {
+			return err
+		}
+		m := r.Metrics()
+		m.Metrics["step_agreement"] = greedyAgree
+		m.Metrics["sample_agreement"] = sampleAgree
+		m.Metrics["expert_loglik"] = meanTokenLogProb(expertSeqs, expertLP)
+		m.Metrics["steps"] = float64(len(steps))
+		m.Metrics["skipped_steps"] = float64(skipped)
+		m.Success, m.Score = greedyAgree, sampleAgree
+		secs := r.EndPhase("rollout")
+		r.Logf("cycle %d/%d inspection: %d trajectories, %d steps x %d samples in %.1fs; step agreement %.3f (samples %.3f), expert log-likelihood %.3f per token",
+			cycle, r.Config.Iterations, len(trajs), len(steps), c.Samples, secs, greedyAgree, sampleAgree, m.Metrics["expert_loglik"])
+
+		// 3. Reflection on the steps where the agent differs.
+		if c.Reflection == "irl" {
+			err = reflectIRL(r, cycle, steps, judge)
+		} else {
+			err = reflectImplicit(r, cycle, steps, expertSeqs, expertLP)
+		}
+		if err != nil {
+			return fmt.Errorf("cycle %d: %w", cycle, err)
+		}
+		if err := r.EndIteration(ctx, cycle); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// reflectImplicit is step-level DPO: in each inspected state, the expert's
+// action is chosen and each distinct agent action that is not equivalent
+// to it rejected; the reference is the policy at the start of the cycle
+// (its log-probabilities are the ones just computed) or the warm start.
+func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequence, expertLP [][]float32) error {
+	c := r.Config.StepAgent
+	var seqs []train.Sequence
+	var pairs []train.Pair
+	var refChosen []float64
+	for i, st := range steps {
+		seen := map[string]bool{}
+		for k, s := range st.Samples {
+			if st.Equivalent[k] || seen[s.Text] {
+				continue
+			}
+			seen[s.Text] = true
+			pairs = append(pairs, train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1})
+			seqs = append(seqs, expertSeqs[i], actionSequence(st.Prompt, s.Tokens))
+			refChosen = append(refChosen, train.SumLogProb(expertSeqs[i], expertLP[i]))
+		}
+	}
+	m := r.Metrics()
+	m.Metrics["pairs"] = float64(len(pairs))
+	if len(pairs) == 0 {
+		r.Logf("cycle %d: every sampled action equals the expert's; nothing to reflect on", cycle)
+		return nil
+	}
+	var ref [][]float32
+	var err error
+	if c.Reference == "warm_start" {
+		refOf, err := r.Reference(1, "warm_start")
+		if err != nil {
+			return err
+		}
+		ref, err = refOf(seqs)
+		if err != nil {
+			return err
+		}
+	} else if ref, err = r.Trainer.LogProbs(seqs); err != nil {
+		return err
+	}
+	for k := range pairs {
+		p := &pairs[k]
+		p.RefChosen = train.SumLogProb(seqs[p.Chosen], ref[p.Chosen])
+		p.RefRejected = train.SumLogProb(seqs[p.Rejected], ref[p.Rejected])
+	}
+	var losses, acc float64
+	n := 0
+	for epoch := range c.Epochs {
+		for _, mb := range r.Minibatches(cycle, epoch, len(pairs), c.Minibatches) {
+			res, err := r.UpdatePairs(seqs, pairs, mb, func(p []train.Pair, _ []int) train.Loss { return train.DPO{Beta: c.Beta, Pairs: p} })
+			if err != nil {
+				return err
+			}
+			losses += res.Loss
+			acc += res.Metrics["accuracy"]
+			n++
+		}
+	}
+	m.Loss = losses / float64(n)
+	m.Losses["step_dpo"] = m.Loss
+	m.Metrics["dpo_accuracy"] = acc / float64(n)
+	return nil
+}
+
+// reflectIRL is the inverse-RL reflection: the discriminator D(h, a), the
+// sigmoid of its log-odds of the judgement tokens after the action, is
+// trained to tell the expert's actions (label 1) from the agent's that
+// differ from them (label 0), unless it already does so too well; each of
+// the agent's sampled actions then gets the step reward
+// log D - log(1 - D) (the log-odds), normalised over the cycle, and the
+// policy follows it with PPO-clip.
+func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
+	c := r.Config.StepAgent
+	m := r.Metrics()
+
+	// The discriminator's data: expert actions and the differing agent
+	// actions, each in its state.
+	var disc []train.Sequence
+	var pairs []train.Pair
+	var labels []float64
+	for _, st := range steps {
+		judge.add(&disc, &pairs, st.Prompt, st.ExpertTokens)
+		labels = append(labels, 1)
+		for k, s := range st.Samples {
+			if !st.Equivalent[k] {
+				judge.add(&disc, &pairs, st.Prompt, s.Tokens)
+				labels = append(labels, 0)
+			}
+		}
+	}
+	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
+		return err
+	}
+	lp, err := r.Trainer.LogProbs(disc)
+	if err != nil {
+		return err
+	}
+	odds, err := rl.LogOdds(disc, lp, pairs)
+	if err != nil {
+		return err
+	}
+	accuracy := discriminatorAccuracy(odds, labels)
+	m.Metrics["disc_accuracy"] = accuracy
+	if accuracy >= c.MaxAccuracy {
+		// A discriminator that separates everything gives the policy
+		// saturated rewards; it waits for the policy to catch up.
+		m.Metrics["disc_paused"] = 1
+		r.Logf("cycle %d: discriminator accuracy %.3f >= %.2f: its update pauses this cycle", cycle, accuracy, c.MaxAccuracy)
+	} else {
+		var dl float64
+		mbs := r.Minibatches(cycle, 0, len(pairs), c.Minibatches)
+		for _, mb := range mbs {
+			res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
+				return rl.LogOddsCrossEntropy{Pairs: local, Labels: pickRows(labels, idx)}
+			})
+			if err != nil {
+				return fmt.Errorf("discriminator: %w", err)
+			}
+			dl += res.Loss
+		}
+		m.Losses["discriminator"] = dl / float64(len(mbs))
+	}
+
+	// Step rewards of every sampled action under the updated
+	// discriminator.
+	var judged, policy []train.Sequence
+	var judgedPairs []train.Pair
+	var sampled [][]float32
+	for _, st := range steps {
+		for _, s := range st.Samples {
+			judge.add(&judged, &judgedPairs, st.Prompt, s.Tokens)
+			policy = append(policy, actionSequence(st.Prompt, s.Tokens))
+			lp := make([]float32, len(st.Prompt)+len(s.Tokens))
+			copy(lp[len(st.Prompt):], s.LogProbs)
+			sampled = append(sampled, lp)
+		}
+	}
+	after, err := r.Trainer.LogProbs(judged)
+	if err != nil {
+		return err
+	}
+	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
+		return err
+	}
+	rewards, err := rl.LogOdds(judged, after, judgedPairs)
+	if err != nil {
+		return err
+	}
+	for i := range rewards {
+		rewards[i] = stepReward(rewards[i])
+	}
+	mean, std := stat.MeanStdDev(rewards, nil)
+	m.Metrics["step_reward"] = mean
+	if std == 0 || math.IsNaN(std) {
+		std = 1
+	}
+	advantages := make([][]float32, len(policy))
+	for i, s := range policy {
+		a := float32((rewards[i] - mean) / (std + 1e-8))
+		advantages[i] = make([]float32, len(s.Tokens))
+		for k, w := range s.Weights {
+			if w != 0 {
+				advantages[i][k] = a
+			}
+		}
+	}
+	var losses, clip float64
+	n := 0
+	for epoch := range c.Epochs {
+		for _, mb := range r.Minibatches(cycle, epoch+1, len(policy), c.Minibatches) {
+			res, err := r.Update(policy, r.MicroBatches(policy, mb), func(b []int) train.Loss {
+				return train.PPO{Clip: c.Clip, SampleLogProbs: pickRows(sampled, b), Advantages: pickRows(advantages, b)}
+			})
+			if err != nil {
+				return fmt.Errorf("policy: %w", err)
+			}
+			losses += res.Loss
+			clip += res.Metrics["clip_fraction"]
+			n++
+		}
+	}
+	m.Loss = losses / float64(n)
+	m.Losses["policy"] = m.Loss
+	m.Metrics["clip_fraction"] = clip / float64(n)
+	return nil
+}
+
+// judgement is the discriminator's pair of tokens.
+type judgement struct{ yes, no int32 }
+
+// add appends the two probes of D(prompt, action) to seqs and their pair.
+func (j judgement) add(seqs *[]train.Sequence, pairs *[]train.Pair, prompt, action []int32) {
+	*pairs = append(*pairs, train.Pair{Chosen: len(*seqs), Rejected: len(*seqs) + 1})
+	*seqs = append(*seqs, judgedSequence(prompt, action, j.yes), judgedSequence(prompt, action, j.no))
+}
+
+// stepReward is log D - log(1 - D), which for D = sigmoid(z) is the
+// log-odds z itself, bounded so that a saturated discriminator cannot give
+// unbounded rewards.
+func stepReward(z float64) float64 { return math.Max(-20, math.Min(20, z)) }
+
+// discriminatorAccuracy is the share of judgements on their label's side
+// of D = 1/2 (log-odds 0).
+func discriminatorAccuracy(odds, labels []float64) float64 {
+	right := 0
+	for i, z := range odds {
+		if (z > 0) == (labels[i] > 0.5) {
+			right++
+		}
+	}
+	return float64(right) / float64(len(labels))
+}
+
+// meanTokenLogProb is the mean log-probability of the weighted tokens.
+func meanTokenLogProb(seqs []train.Sequence, logp [][]float32) float64 {
+	sum, n := 0.0, 0
+	for i, s := range seqs {
+		for k, w := range s.Weights {
+			if w != 0 {
+				sum += float64(logp[i][k])
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return 0
+	}
+	return sum / float64(n)
+}
+
+func pickRows[T any](x []T, b []int) []T {
+	out := make([]T, len(b))
+	for i, k := range b {
+		out[i] = x[k]
+	}
+	return out
+}
+
+// cycleExperts returns the cycle's expert trajectories: the next ones of
+// the file, in turn, or the built-in expert's on new train tasks.
+func cycleExperts(ctx context.Context, r *rl.Run, file []Trajectory, cycle int) ([]Trajectory, error) {
+	n := r.Config.StepAgent.Trajectories
+	if file == nil {
+		return builtinExperts(ctx, r, r.TaskSeed0(cycle, n), n)
+	}
+	out := make([]Trajectory, 0, n)
+	for i := range min(n, len(file)) {
+		out = append(out, file[((cycle-1)*n+i)%len(file)])
+	}
+	return out, nil
+}
+
+// fileSequences turns up to n of a file's conversations (n 0: all) into
+// warm-start sequences.
+func fileSequences(r *rl.Run, file []Trajectory, n int) ([]train.Sequence, error) {
+	if n <= 0 || n > len(file) {
+		n = len(file)
+	}
+	var out []train.Sequence
+	for _, t := range file[:n] {
+		s, err := train.ChatSequence(r.Model(), t.Messages)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", t.Source, err)
+		}
+		if len(s.Tokens) <= r.Config.Rollout.Context {
+			out = append(out, s)
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no expert conversation fits the context of %d tokens", r.Config.Rollout.Context)
+	}
+	return out, nil
+}
+
+// closeEnv closes an environment instance that holds resources.
+func closeEnv(e any) {
+	if c, ok := e.(io.Closer); ok {
+		c.Close()
+	}
+}

@@ -1,0 +1,255 @@
+package stepagent
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl"
+)
+
+func TestReadExperts(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "experts.jsonl")
+	lines := []string{
+		`{"id": "a", "conversations": [{"from": "human", "value": "You are an agent."}, {"from": "gpt", "value": "OK", "loss": false}, {"from": "human", "value": "Task: buy socks"}, {"from": "gpt", "value": "Action: search[socks]"}, {"from": "human", "value": "Results"}, {"from": "gpt", "value": "Action: click[b1]"}]}`,
+		``,
+		`{"messages": [{"role": "system", "content": "Act."}, {"role": "user", "content": "Say go"}, {"role": "assistant", "content": "Action: go"}]}`,
+	}
+	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	got, err := ReadExperts(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 {
+		t.Fatalf("%d trajectories, want 2", len(got))
+	}
+	if !slices.Equal(got[0].Steps, []int{3, 5}) || got[0].Messages[1].Role != chat.Assistant || got[0].Source != path+":1" {
+		t.Fatalf("first: steps %v (the acknowledgement is context), source %s", got[0].Steps, got[0].Source)
+	}
+	if !slices.Equal(got[1].Steps, []int{2}) || got[1].Messages[0].Role != chat.System || got[1].Source != path+":3" {
+		t.Fatalf("second: %+v", got[1])
+	}
+
+	for _, c := range []struct{ line, want string }{
+		{`{"conversations": [{"from": "robot", "value": "x"}]}`, `unknown speaker "robot"`},
+		{`{"messages": [{"role": "user", "content": "x"}]}`, "no assistant turn"},
+		{`{"messages": [{"role": "assistant", "content": "x"}]}`, "begins with an assistant turn"},
+		{`{"text": "x"}`, `no "conversations" or "messages"`},
+		{`{"messages": [`, "unexpected end"},
+	} {
+		bad := filepath.Join(t.TempDir(), "bad.jsonl")
+		os.WriteFile(bad, []byte(lines[2]+"\n"+c.line+"\n"), 0o644)
+		if _, err := ReadExperts(bad); err == nil || !strings.Contains(err.Error(), bad+":2") || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: got %v, want an error at line 2 containing %q", c.line, err, c.want)
+		}
+	}
+}
+
+// say is a two-step task with an expert: say "go", then "stop".
+type say struct{ step int }
+
+func (s *say) Spec() envs.Spec {
+	return envs.Spec{Name: "say", Instruction: "Do as told. Answer with Action: WORD", MaxSteps: 2, RewardMax: 1, Splits: envs.Splits}
+}
+func (s *say) Reset(envs.Split, int64) (string, error) { s.step = 0; return "Say go.", nil }
+func (s *say) AvailableActions() []string              { return nil }
+func (s *say) ExpertAction() (string, error) {
+	return []string{"Action: go", "Action: stop"}[s.step], nil
+}
+func (s *say) Step(text string) (envs.StepResult, error) {
+	if s.step >= 2 {
+		return envs.StepResult{}, errors.New("episode over")
+	}
+	want := []string{"go", "stop"}[s.step]
+	ok := envs.ParseAction(text) == want
+	s.step++
+	if !ok {
+		return envs.StepResult{Observation: "Wrong.", Done: true, Info: envs.Info{ValidAction: true}}, nil
+	}
+	if s.step == 2 {
+		return envs.StepResult{Observation: "Done.", Reward: 1, Done: true, Info: envs.Info{ValidAction: true, Success: true, Score: 1}}, nil
+	}
+	return envs.StepResult{Observation: "Say stop.", Info: envs.Info{ValidAction: true}}, nil
+}
+
+func byteModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bytes.gguf")
+	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 5, VocabSize: 300, ContextLength: 512}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// TestPrefixesAndPairs checks the inspection's states and the sequences
+// reflection builds from them on a hand-made expert trajectory: the
+// prefix is the conversation before the step as inference renders it,
+// the expert's action its assistant turn through the end-of-turn token.
+func TestPrefixesAndPairs(t *testing.T) {
+	m, err := llm.Load(byteModel(t), llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	msgs := []chat.Message{{Role: chat.System, Content: "Act."}, {Role: chat.User, Content: "Say go."},
+		{Role: chat.Assistant, Content: "Action: go"}, {Role: chat.User, Content: "Say stop."}, {Role: chat.Assistant, Content: "Action: stop"}}
+	traj := Trajectory{Source: "hand", Messages: msgs, Steps: []int{2, 4}}
+	prefixes, skipped, err := Prefixes(m, []Trajectory{traj}, 512, 16)
+	if err != nil || skipped != 0 || len(prefixes) != 2 {
+		t.Fatalf("%d prefixes, %d skipped, %v", len(prefixes), skipped, err)
+	}
+	for i, at := range []int{2, 4} {
+		want, _ := m.Tokenize(m.RenderChat(msgs[:at], true), true, true)
+		p := prefixes[i]
+		if !slices.Equal(p.Prompt, want) || p.Expert != msgs[at].Content || p.Step != i {
+			t.Fatalf("prefix %d: %+v", i, p)
+		}
+		text, _ := m.Detokenize(p.ExpertTokens, true)
+		if !strings.HasPrefix(text, msgs[at].Content) || !m.IsEOG(p.ExpertTokens[len(p.ExpertTokens)-1]) {
+			t.Fatalf("expert turn %q", text)
+		}
+		chosen := expertSequence(Step{Prompt: p.Prompt, ExpertTokens: p.ExpertTokens})
+		if len(chosen.Tokens) != len(p.Prompt)+len(p.ExpertTokens) || chosen.Weights[len(p.Prompt)-1] != 0 || chosen.Weights[len(p.Prompt)] != 1 {
+			t.Fatalf("chosen sequence weights %v", chosen.Weights)
+		}
+		judged := judgedSequence(p.Prompt, p.ExpertTokens, 7)
+		last := len(judged.Tokens) - 1
+		if judged.Weights[last] != 1 || judged.Targets[last] != 7 || slices.Max(judged.Weights[:last]) != 0 {
+			t.Fatalf("judged sequence: weights %v targets %v", judged.Weights, judged.Targets)
+		}
+	}
+	if _, skipped, _ := Prefixes(m, []Trajectory{traj}, len(prefixes[1].Prompt)+8, 16); skipped != 1 {
+		t.Fatalf("a prefix longer than the context allows was not skipped (%d)", skipped)
+	}
+}
+
+// TestStepDPOLoss: the step-level DPO on hand-computed log-probabilities
+// of a chosen (expert) and a rejected (agent) action in one state.
+func TestStepDPOLoss(t *testing.T) {
+	prompt := []int32{1, 2, 3}
+	seqs := []train.Sequence{actionSequence(prompt, []int32{4, 5}), actionSequence(prompt, []int32{6})}
+	logp := [][]float32{{0, 0, 0, -0.5, -0.25}, {0, 0, 0, -2}}
+	grad := [][]float32{make([]float32, 5), make([]float32, 4)}
+	// Chosen: log pi = -0.75, ref -1. Rejected: log pi = -2, ref -1.5.
+	loss, _, err := train.DPO{Beta: 0.5, Pairs: []train.Pair{{Chosen: 0, Rejected: 1, RefChosen: -1, RefRejected: -1.5}}}.Eval(seqs, logp, grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	margin := 0.5 * ((-0.75 + 1) - (-2 + 1.5))
+	if want := math.Log1p(math.Exp(-margin)); math.Abs(loss-want) > 1e-9 {
+		t.Fatalf("loss %g, want %g", loss, want)
+	}
+	if grad[0][2] != 0 || grad[0][3] >= 0 || grad[1][3] <= 0 {
+		t.Fatalf("gradients %v: the prompt must get none, the chosen action a push up, the rejected a push down", grad)
+	}
+}
+
+// TestDiscriminatorSeparates trains a discriminator adapter to tell two
+// kinds of actions apart through its log-odds of the judgement tokens.
+func TestDiscriminatorSeparates(t *testing.T) {
+	tr, err := train.New(byteModel(t), train.Config{Threads: 2, Seed: 3, Optimizer: train.AdamW{LR: 3e-3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tr.Close()
+	judge := judgement{yes: 89, no: 78}
+	var seqs []train.Sequence
+	var pairs []train.Pair
+	var labels []float64
+	for i := range 16 {
+		prompt := []int32{1, int32(40 + i), int32(60 + i%5)}
+		judge.add(&seqs, &pairs, prompt, []int32{100, 101, 102})
+		judge.add(&seqs, &pairs, prompt, []int32{200, int32(201 + i%3)})
+		labels = append(labels, 1, 0)
+	}
+	accuracy := func() float64 {
+		lp, err := tr.LogProbs(seqs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		odds, err := rl.LogOdds(seqs, lp, pairs)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return discriminatorAccuracy(odds, labels)
+	}
+	before := accuracy()
+	for range 20 {
+		if _, err := tr.Accumulate(seqs, rl.LogOddsCrossEntropy{Pairs: pairs, Labels: labels}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	after := accuracy()
+	t.Logf("discriminator accuracy %.2f -> %.2f", before, after)
+	if after < 0.95 {
+		t.Fatalf("the discriminator does not separate expert from agent actions: accuracy %.2f", after)
+	}
+}
+
+func readMetrics(t *testing.T, dir string) []rl.Metrics {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rl.Metrics
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m rl.Metrics
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+func sayConfig(reflection string, cycles int) rl.Config {
+	cfg := rl.DefaultConfig()
+	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = "stepagent", "say", "bytes", cycles, 2
+	cfg.Rollout = rl.RolloutConfig{Tasks: 4, MaxTokens: 8, Temperature: 1, Parallel: 16, Context: 512}
+	cfg.Eval = rl.EvalConfig{Split: envs.Test}
+	cfg.LoRA = rl.LoRAConfig{Rank: 8, BatchTokens: 4096}
+	cfg.WarmStart.Demos = 0
+	cfg.StepAgent.Reflection = reflection
+	cfg.StepAgent.Trajectories, cfg.StepAgent.Samples, cfg.StepAgent.LR, cfg.StepAgent.Minibatches = 4, 4, 1e-2, 1
+	return cfg
+}
+
+// TestStepAgentRaisesAgreement runs StepAgent with implicit reflection
+// from the random byte model on the two-step "say" task: the expert's
+// actions' log-likelihood and the step agreement must rise.
+func TestStepAgentRaisesAgreement(t *testing.T) {
+	dir := t.TempDir()
+	err := rl.Train(context.Background(), sayConfig("implicit", 8), rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := readMetrics(t, dir)
+	for _, m := range ms {
+		t.Logf("cycle %d: agreement %.2f (samples %.2f), expert log-likelihood %.3f, pairs %.0f, loss %.4f",
+			m.Iteration, m.Metrics["step_agreement"], m.Metrics["sample_agreement"], m.Metrics["expert_loglik"], m.Metrics["pairs"], m.Loss)
+	}
+	first, last := ms[0].Metrics, ms[len(ms)-1].Metrics
+	if last["expert_loglik"] < first["expert_loglik"]+1 {
+		t.Fatalf("expert log-likelihood %.3f -> %.3f: did not rise", first["expert_loglik"], last["expert_loglik"])
+	}
+	if last["sample_agreement"] <= first["sample_agreement"] {
+		t.Fatalf("sample agreement %.3f -> %.3f: did not rise", first["sample_agreement"], last["sample_agreement"])
+	}
+}
