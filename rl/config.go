@@ -21,7 +21,10 @@ import (
 type Config struct {
 	// Algorithm is one of Algorithms().
 	Algorithm string `yaml:"algorithm"`
-	Env       string `yaml:"env"`
+	// Label names the method in reports when it is a variant of an
+	// algorithm (e.g. stepagent-irl); empty: the algorithm's name.
+	Label string `yaml:"label,omitempty"`
+	Env   string `yaml:"env"`
 	// Model is what --model takes: a GGUF path, a pulled model's name or
 	// ollama:NAME.
 	Model string `yaml:"model"`

@@ -42,6 +42,17 @@ type Sweep struct {
 	// {ppo: ["rollout.tasks=16"]} so that PPO plays as many episodes per
 	// iteration as GRPO's tasks x group.
 	Overrides map[string][]string `yaml:"overrides"`
+	// Variants name methods that are an algorithm with other settings,
+	// e.g. {stepagent-irl: {algorithm: stepagent, set:
+	// ["stepagent.reflection=irl"]}}; a variant's name can stand in
+	// algorithms, and reports it under that name.
+	Variants map[string]SweepVariant `yaml:"variants"`
+}
+
+// SweepVariant is an algorithm with settings of its own.
+type SweepVariant struct {
+	Algorithm string   `yaml:"algorithm"`
+	Set       []string `yaml:"set"`
 }
 
 // SweepEval is the final evaluation of each run of a sweep.
@@ -71,6 +82,11 @@ func ReadSweep(path string) (Sweep, error) {
 		return s, fmt.Errorf("sweep %s: eval.episodes %d must not be negative", path, s.Eval.Episodes)
 	case s.InitFromSFT && !slices.Contains(s.Algorithms, "sft"):
 		return s, fmt.Errorf("sweep %s: init_from_sft needs sft among the algorithms", path)
+	}
+	for name, v := range s.Variants {
+		if !slices.Contains(Algorithms(), v.Algorithm) {
+			return s, fmt.Errorf("sweep %s: variant %s: algorithm %q: want one of %v", path, name, v.Algorithm, Algorithms())
+		}
 	}
 	for alg := range s.Overrides {
 		if !slices.Contains(s.Algorithms, alg) {
@@ -130,7 +146,11 @@ func (s *Sweep) config(c sweepCell) (Config, error) {
 			return Config{}, err
 		}
 	}
-	sets := append([]string{"algorithm=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed)}, s.Overrides[c.algorithm]...)
+	sets := []string{"algorithm=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed)}
+	if v, ok := s.Variants[c.algorithm]; ok {
+		sets = append([]string{"algorithm=" + v.Algorithm, "label=" + c.algorithm, "env=" + c.env, fmt.Sprintf("seed=%d", c.seed)}, v.Set...)
+	}
+	sets = append(sets, s.Overrides[c.algorithm]...)
 	if s.InitFromSFT && c.algorithm != "sft" {
 		sft := sweepCell{"sft", c.env, c.seed}
 		sets = append(sets, fmt.Sprintf("init_adapter=%q", filepath.Join(s.Out, sft.name(), "adapters", ActorAdapter+".gguf")))

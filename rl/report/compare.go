@@ -82,7 +82,7 @@ const (
 // Missing is a run whose results a comparison lacks.
 type Missing struct {
 	Dir, Env, Algorithm string
-	Seed                int64
+	Seed                uint64
 	Status              Status
 	// Iteration and Iterations are where an unfinished run stands.
 	Iteration, Iterations int

@@ -9,6 +9,7 @@ package report
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -28,12 +29,12 @@ var ErrNotRun = errors.New("not a run directory")
 // Run is what a run directory holds, as far as reports need it.
 type Run struct {
 	Dir string
-	// Algorithm, Env, Model and Seed come from config.yaml; runs are grouped
-	// by them.
+	// Algorithm (the label of a variant, else the algorithm), Env, Model
+	// and Seed come from config.yaml; runs are grouped by them.
 	Algorithm string
 	Env       string
 	Model     string
-	Seed      int64
+	Seed      uint64
 	// Started is false when state.json or metrics.jsonl is missing: the run
 	// has not finished an iteration yet, which is not an error.
 	Started bool
@@ -129,9 +130,10 @@ type Summary struct {
 // many more keys, which are ignored.
 type config struct {
 	Algorithm string `yaml:"algorithm"`
+	Label     string `yaml:"label"`
 	Env       string `yaml:"env"`
 	Model     string `yaml:"model"`
-	Seed      int64  `yaml:"seed"`
+	Seed      uint64 `yaml:"seed"`
 }
 
 // ReadRun reads the run directory dir. A run that has not finished an
@@ -151,7 +153,8 @@ func ReadRun(dir string) (Run, error) {
 	if err := yaml.Unmarshal(data, &cfg); err != nil {
 		return Run{}, fmt.Errorf("read %s: %w", cfgPath, err)
 	}
-	run.Algorithm, run.Env, run.Model, run.Seed = cfg.Algorithm, cfg.Env, cfg.Model, cfg.Seed
+	// A variant of an algorithm (label) is a method of its own in reports.
+	run.Algorithm, run.Env, run.Model, run.Seed = cmp.Or(cfg.Label, cfg.Algorithm), cfg.Env, cfg.Model, cfg.Seed
 
 	hasState, err := readJSON(filepath.Join(dir, "state.json"), &run.State)
 	if err != nil {
