@@ -55,3 +55,43 @@ func TestValueProbesAtActionStarts(t *testing.T) {
 		}
 	}
 }
+
+// TestLogOddsCrossEntropy checks the judgement loss on hand-computed
+// log-odds and its gradient against finite differences.
+func TestLogOddsCrossEntropy(t *testing.T) {
+	probe := func() train.Sequence {
+		return train.Sequence{Tokens: []int32{1, 2, 3}, Weights: []float32{0, 0, 1}}
+	}
+	seqs := []train.Sequence{probe(), probe(), probe(), probe()}
+	logp := [][]float32{{0, 0, -1}, {0, 0, -2}, {0, 0, -0.5}, {0, 0, -0.25}}
+	loss := LogOddsCrossEntropy{Pairs: []train.Pair{{Chosen: 0, Rejected: 1}, {Chosen: 2, Rejected: 3}}, Labels: []float64{1, 0}}
+	grad := make([][]float32, 4)
+	for i := range grad {
+		grad[i] = make([]float32, 3)
+	}
+	got, m, err := loss.Eval(seqs, logp, grad)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Pair 1: z = 1, label 1: softplus(-1). Pair 2: z = -0.25, label 0: softplus(-0.25).
+	want := (math.Log1p(math.Exp(-1)) + math.Log1p(math.Exp(-0.25))) / 2
+	if math.Abs(got-want) > 1e-9 || m["accuracy"] != 1 {
+		t.Fatalf("loss %g (want %g), metrics %v", got, want, m)
+	}
+	for s := range seqs {
+		const h = 1e-3
+		orig := logp[s][2]
+		logp[s][2] = orig + h
+		up, _, _ := loss.Eval(seqs, logp, [][]float32{make([]float32, 3), make([]float32, 3), make([]float32, 3), make([]float32, 3)})
+		logp[s][2] = orig - h
+		down, _, _ := loss.Eval(seqs, logp, [][]float32{make([]float32, 3), make([]float32, 3), make([]float32, 3), make([]float32, 3)})
+		logp[s][2] = orig
+		if fd := (up - down) / (2 * h); math.Abs(fd-float64(grad[s][2])) > 1e-4 {
+			t.Errorf("sequence %d: gradient %g, finite difference %g", s, grad[s][2], fd)
+		}
+	}
+	odds, err := LogOdds(seqs, logp, loss.Pairs)
+	if err != nil || odds[0] != 1 || odds[1] != -0.25 {
+		t.Fatalf("log-odds %v, %v", odds, err)
+	}
+}
