@@ -186,6 +186,12 @@ type grpoSpeedup struct {
 	// GenerateTPS and TrainTPS are agentrl's tokens/s over TRL's.
 	GenerateTPS float64 `json:"generate_tok_s"`
 	TrainTPS    float64 `json:"train_tok_s"`
+	// IterationSameTokens is an estimate for when the two sides trained
+	// different numbers of tokens (agentrl leaves out the groups that
+	// scored alike; TRL trains every completion): TRL's seconds over
+	// agentrl's with its train phase scaled to TRL's train tokens at
+	// agentrl's measured train tokens/s. 0 when agentrl trained nothing.
+	IterationSameTokens float64 `json:"iteration_same_train_tokens_estimate,omitempty"`
 }
 
 // grpoReport is the command's JSON output.
@@ -294,6 +300,13 @@ func runBenchGRPO(c *cli.Context) error {
 			TrainSeconds:    ratio(peer.TrainSeconds, a.TrainSeconds),
 			GenerateTPS:     ratio(a.GenerateTPS, peer.GenerateTPS),
 			TrainTPS:        ratio(a.TrainTPS, peer.TrainTPS),
+		}
+		if a.TrainTokens == 0 {
+			// agentrl took no update: its iteration is not the same work.
+			rep.Speedup.Iteration, rep.Speedup.TrainSeconds, rep.Speedup.TrainTPS = 0, 0, 0
+		}
+		if a.TrainTPS > 0 && a.TrainTokens != peer.TrainTokens {
+			rep.Speedup.IterationSameTokens = ratio(peer.Seconds, a.GenerateSeconds+a.HandoverSeconds+float64(peer.TrainTokens)/a.TrainTPS)
 		}
 		progress("TRL: %.1f s per iteration (generate %.1f s, %.1f tok/s; train %.1f s, %.1f tok/s)",
 			peer.Seconds, peer.GenerateSeconds, peer.GenerateTPS, peer.TrainSeconds, peer.TrainTPS)
@@ -466,8 +479,10 @@ func printGRPOReport(w io.Writer, rep grpoReport) {
 	row := func(name string, ours, theirs, speedup float64, format string) {
 		t, sp := "-", "-"
 		if rep.TRL != nil {
-			t = fmt.Sprintf(format, theirs)
-			sp = fmt.Sprintf("%.2fx", speedup)
+			t, sp = fmt.Sprintf(format, theirs), "n/a"
+			if speedup > 0 {
+				sp = fmt.Sprintf("%.2fx", speedup)
+			}
 		}
 		fmt.Fprintf(w, "  %-22s %12s %12s %12s\n", name, fmt.Sprintf(format, ours), t, sp)
 	}
@@ -484,6 +499,10 @@ func printGRPOReport(w io.Writer, rep grpoReport) {
 	row("train s", a.TrainSeconds, t.TrainSeconds, sp.TrainSeconds, "%.1f")
 	row("train tokens", float64(a.TrainTokens), float64(t.TrainTokens), ratio(float64(a.TrainTokens), float64(t.TrainTokens)), "%.0f")
 	row("train tok/s", a.TrainTPS, t.TrainTPS, sp.TrainTPS, "%.1f")
+	if sp.IterationSameTokens > 0 {
+		fmt.Fprintf(w, "\nestimate: had agentrl trained TRL's %d tokens at its measured %.1f tok/s, its iteration would take %.1f s: %.2fx\n",
+			t.TrainTokens, a.TrainTPS, a.GenerateSeconds+a.HandoverSeconds+float64(t.TrainTokens)/a.TrainTPS, sp.IterationSameTokens)
+	}
 	fmt.Fprintf(w, "\nagentrl: hand-over %.1f s (in seconds / iteration), setup %.1f s (not); reward %.3f, %d of %d groups flat, %d sequences trained\n",
 		a.HandoverSeconds, a.SetupSeconds, a.Reward, a.FlatGroups, s.Tasks, a.TrainedSequences)
 	for _, n := range rep.Notes {

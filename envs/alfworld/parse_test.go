@@ -52,38 +52,7 @@ func TestParseCommand(t *testing.T) {
 }
 
 // format writes a command the way admissible does (with "move" and "from").
-func format(c command) string {
-	switch c.verb {
-	case verbGoTo:
-		return "go to " + c.a.String()
-	case verbOpen:
-		return "open " + c.a.String()
-	case verbClose:
-		return "close " + c.a.String()
-	case verbTake:
-		if c.b.number == 0 {
-			return "take " + c.a.String()
-		}
-		return "take " + c.a.String() + " from " + c.b.String()
-	case verbMove:
-		return "move " + c.a.String() + " to " + c.b.String()
-	case verbClean:
-		return "clean " + c.a.String() + " with " + c.b.String()
-	case verbHeat:
-		return "heat " + c.a.String() + " with " + c.b.String()
-	case verbCool:
-		return "cool " + c.a.String() + " with " + c.b.String()
-	case verbUse:
-		return "use " + c.a.String()
-	case verbExamine:
-		return "examine " + c.a.String()
-	case verbInventory:
-		return "inventory"
-	case verbLook:
-		return "look"
-	}
-	return ""
-}
+func format(c command) string { return c.canonical() }
 
 func FuzzParseCommand(f *testing.F) {
 	f.Fuzz(func(t *testing.T, text string) {
