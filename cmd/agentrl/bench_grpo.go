@@ -397,41 +397,16 @@ func writeGRPOPrompts(ctx context.Context, path, env string, seeds []int64) erro
 	if err != nil {
 		return err
 	}
-	if _, ok := src.newEnv().(envs.Expert); !ok {
-		return fmt.Errorf("%s has no expert to demonstrate with", src.spec.Name)
-	}
-	f, err := os.Create(path)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
 	// The run's tasks are consecutive seeds; one expert episode each, in
 	// seed order.
-	for _, seed := range seeds {
-		var demo *rollout.Demonstration
-		err := rollout.Stream(ctx, rollout.Config{NewEnv: src.newEnv, Parallel: 1, Episodes: 1, Split: envs.Train, Seed0: seed, MaxSteps: 1},
-			rollout.Expert(), func(t *rollout.Trajectory) error {
-				if !t.Success || t.Error != "" {
-					return fmt.Errorf("the expert failed task %d: %s", t.Seed, t.Error)
-				}
-				d := rollout.NewDemonstration(t)
-				demo = &d
-				return nil
-			})
-		if err != nil {
-			return err
-		}
-		if err := enc.Encode(demo); err != nil {
-			return err
-		}
+	runs := make([]rollout.Config, len(seeds))
+	for i, seed := range seeds {
+		runs[i] = rollout.Config{NewEnv: src.newEnv, Parallel: 1, Episodes: 1, Split: envs.Train, Seed0: seed, MaxSteps: 1}
 	}
-	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return f.Close()
+	_, err = writeDemonstrations(ctx, path, src, func(t *rollout.Trajectory) error {
+		return fmt.Errorf("the expert failed task %d: %s", t.Seed, t.Error)
+	}, runs...)
+	return err
 }
 
 // runGRPOPeer runs trl_grpo.py on the prompts file and reads its report.

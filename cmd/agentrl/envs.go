@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -477,39 +478,56 @@ func runEnvsDemos(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	skipped := 0
+	written, err := writeDemonstrations(c.Context, path, src, func(*rollout.Trajectory) error {
+		skipped++
+		return nil
+	}, cfg)
+	if err != nil {
+		return err
+	}
+	fmt.Fprintf(c.App.Writer, "wrote %d %s demonstrations (%s split, seeds %d-%d) to %s; left out %d unsuccessful episodes\n",
+		written, src.spec.Name, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, path, skipped)
+	return nil
+}
+
+// writeDemonstrations plays src's expert on the episodes of each of runs in
+// turn and writes to path a demonstration of each successful one, one
+// rollout.NewDemonstration a line, as `agentrl envs demos` and the GRPO
+// benchmark's prompts for TRL need. An unsuccessful episode or one with an
+// environment error is not written, since a failed demonstration would
+// teach failing: it goes to failed, whose error stops the writing.
+func writeDemonstrations(ctx context.Context, path string, src envSource, failed func(*rollout.Trajectory) error, runs ...rollout.Config) (written int, err error) {
 	if _, ok := src.newEnv().(envs.Expert); !ok {
-		return fmt.Errorf("%s has no expert to demonstrate with", src.spec.Name)
+		return 0, fmt.Errorf("%s has no expert to demonstrate with", src.spec.Name)
 	}
 	f, err := os.Create(path)
 	if err != nil {
-		return err
+		return 0, err
 	}
 	defer f.Close()
 	bw := bufio.NewWriter(f)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
-	written, skipped := 0, 0
-	err = rollout.Stream(c.Context, cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
-		// A failed demonstration would teach failing.
-		if !t.Success || t.Error != "" {
-			skipped++
-			return nil
+	for _, cfg := range runs {
+		err := rollout.Stream(ctx, cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
+			if !t.Success || t.Error != "" {
+				return failed(t)
+			}
+			written++
+			return enc.Encode(rollout.NewDemonstration(t))
+		})
+		if err != nil {
+			return written, err
 		}
-		written++
-		return enc.Encode(rollout.NewDemonstration(t))
-	})
-	if err != nil {
-		return err
 	}
 	if err := bw.Flush(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return written, fmt.Errorf("write %s: %w", path, err)
 	}
 	if err := f.Close(); err != nil {
-		return fmt.Errorf("write %s: %w", path, err)
+		return written, fmt.Errorf("write %s: %w", path, err)
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %d %s demonstrations (%s split, seeds %d-%d) to %s; left out %d unsuccessful episodes\n",
-		written, src.spec.Name, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, path, skipped)
-	return nil
+	return written, nil
 }
 
 func runEnvsServe(c *cli.Context) error {

@@ -6,39 +6,27 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func TestCanonical(t *testing.T) {
 	e := New().(*Env)
-	same := []struct {
-		want    string
-		actions []string
-	}{
-		{"go to cabinet 1", []string{"go to cabinet 1", "goto cabinet 1", "Go  To  Cabinet 1.", "goto cabinet1", "go to cabinet 01",
-			"Thought: mugs are often in cabinets.\nAction: go to cabinet 1", "Action: `GOTO CABINET1!`"}},
-		{"move apple 1 to countertop 2", []string{"move apple 1 to countertop 2", "put apple 1 in/on countertop 2",
-			"put apple1 in countertop2", "put apple 1 on countertop 2", "put apple 1 into countertop 2", "Put Apple 1 Onto CounterTop 2"}},
-		{"take apple 1 from countertop 2", []string{"take apple 1 from countertop 2", "TAKE apple1 FROM countertop 02."}},
-		{"take apple 1", []string{"take apple 1", "take  apple1"}},
-		{"clean plate 1 with sinkbasin 1", []string{"clean plate1 with sinkbasin1"}},
-		{"heat egg 3 with microwave 1", []string{"Heat Egg 3 With Microwave 1"}},
-		{"cool tomato 1 with fridge 1", []string{"cool tomato 1 with fridge 1!"}},
-		{"use desklamp 1", []string{"USE DESKLAMP 1"}},
-		{"examine sidetable 2", []string{"examine sidetable2"}},
-		{"open drawer 2", []string{"Open drawer 2."}},
-		{"close drawer 2", []string{"close   drawer 2"}},
-		{"inventory", []string{"Inventory", "INVENTORY."}},
-		{"look", []string{"look", "Look!"}},
-	}
-	for _, c := range same {
-		for _, a := range c.actions {
-			if got := e.Canonical(a); got != c.want {
-				t.Errorf("Canonical(%q) = %q, want %q", a, got, c.want)
-			}
-		}
-		if got := e.Canonical(c.want); got != c.want {
-			t.Errorf("Canonical(%q) = %q, not itself", c.want, got)
-		}
+	same := map[string][]string{
+		"go to cabinet 1": {"go to cabinet 1", "goto cabinet 1", "Go  To  Cabinet 1.", "goto cabinet1", "go to cabinet 01",
+			"Thought: mugs are often in cabinets.\nAction: go to cabinet 1", "Action: `GOTO CABINET1!`"},
+		"move apple 1 to countertop 2": {"move apple 1 to countertop 2", "put apple 1 in/on countertop 2",
+			"put apple1 in countertop2", "put apple 1 on countertop 2", "put apple 1 into countertop 2", "Put Apple 1 Onto CounterTop 2"},
+		"take apple 1 from countertop 2": {"take apple 1 from countertop 2", "TAKE apple1 FROM countertop 02."},
+		"take apple 1":                   {"take apple 1", "take  apple1"},
+		"clean plate 1 with sinkbasin 1": {"clean plate1 with sinkbasin1"},
+		"heat egg 3 with microwave 1":    {"Heat Egg 3 With Microwave 1"},
+		"cool tomato 1 with fridge 1":    {"cool tomato 1 with fridge 1!"},
+		"use desklamp 1":                 {"USE DESKLAMP 1"},
+		"examine sidetable 2":            {"examine sidetable2"},
+		"open drawer 2":                  {"Open drawer 2."},
+		"close drawer 2":                 {"close   drawer 2"},
+		"inventory":                      {"Inventory", "INVENTORY."},
+		"look":                           {"look", "Look!"},
 	}
 	differ := [][2]string{
 		{"go to cabinet 1", "go to cabinet 2"},
@@ -53,16 +41,8 @@ func TestCanonical(t *testing.T) {
 		{"go to cabinet 1 now", "go to cabinet 1"},
 		{"look around", "look"},
 	}
-	for _, d := range differ {
-		if envs.Equivalent(e, d[0], d[1]) {
-			t.Errorf("%q and %q are equivalent (%q)", d[0], d[1], e.Canonical(d[0]))
-		}
-	}
-	for _, invalid := range []string{"go cabinet 1", "fly", "Thought: hmm\nAction:  go to cabinet 100 ", "", "go to cabinet 1" + strings.Repeat(" ", 120), "Action: ' fly '"} {
-		if got, want := e.Canonical(invalid), strings.TrimSpace(envs.ParseAction(invalid)); got != want {
-			t.Errorf("Canonical(%q) = %q, want it parsed and trimmed %q", invalid, got, want)
-		}
-	}
+	envtest.CheckCanonical(t, e, same, differ)
+	envtest.CheckCanonicalRejected(t, e, "go cabinet 1", "fly", "Thought: hmm\nAction:  go to cabinet 100 ", "", "go to cabinet 1"+strings.Repeat(" ", 120), "Action: ' fly '")
 }
 
 // TestCanonicalActionsActAlike plays the expert and, before each of its

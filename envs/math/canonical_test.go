@@ -5,33 +5,21 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func TestCanonicalSingle(t *testing.T) {
 	e := newEnv(t, false)
-	same := []struct {
-		want    string
-		actions []string
-	}{
-		{"#### 1000", []string{"#### 1000", "#### 1,000", "#### 1000.0", "####1000.00", "#### $1,000",
+	same := map[string][]string{
+		"#### 1000": {"#### 1000", "#### 1,000", "#### 1000.0", "####1000.00", "#### $1,000",
 			"She earns 500 + 500 = 1000 dollars.\n#### 1000", `The answer is \boxed{1,000}.`, "so the total is $1,000.",
 			// The whole reply is graded, not only the text after "Action:".
-			"Thought: 250 * 4 = 1000.\nAction: #### 1000", "#### 1000\nAction: I think it is 7"}},
-		{"#### -5", []string{"#### -5", "#### -5.0", "#### -$5"}},
-		{"#### 0", []string{"#### 0", "#### -0", "#### 0.000"}},
-		{"#### 0.5", []string{"#### 0.50", "#### 00.5"}},
+			"Thought: 250 * 4 = 1000.\nAction: #### 1000", "#### 1000\nAction: I think it is 7"},
+		"#### -5":  {"#### -5", "#### -5.0", "#### -$5"},
+		"#### 0":   {"#### 0", "#### -0", "#### 0.000"},
+		"#### 0.5": {"#### 0.50", "#### 00.5"},
 		// The grader reads no number starting with ".": ".5" is 5.
-		{"#### 5", []string{"#### .5"}},
-	}
-	for _, c := range same {
-		for _, a := range c.actions {
-			if got := e.Canonical(a); got != c.want {
-				t.Errorf("Canonical(%q) = %q, want %q", a, got, c.want)
-			}
-		}
-		if got := e.Canonical(c.want); got != c.want {
-			t.Errorf("Canonical(%q) = %q, not itself", c.want, got)
-		}
+		"#### 5": {"#### .5"},
 	}
 	differ := [][2]string{
 		{"#### 1000", "#### 100"},
@@ -42,11 +30,7 @@ func TestCanonicalSingle(t *testing.T) {
 		// Replies without a number are invalid and stay themselves.
 		{"I don't know", "no idea"},
 	}
-	for _, d := range differ {
-		if envs.Equivalent(e, d[0], d[1]) {
-			t.Errorf("%q and %q are equivalent (%q)", d[0], d[1], e.Canonical(d[0]))
-		}
-	}
+	envtest.CheckCanonical(t, e, same, differ)
 	for _, invalid := range []string{"  I don't know.  ", "Thought: no numbers here\nAction: pass"} {
 		if got, want := e.Canonical(invalid), strings.TrimSpace(invalid); got != want {
 			t.Errorf("Canonical(%q) = %q, want %q", invalid, got, want)
@@ -56,29 +40,16 @@ func TestCanonicalSingle(t *testing.T) {
 
 func TestCanonicalCalc(t *testing.T) {
 	e := newEnv(t, true)
-	same := []struct {
-		want    string
-		actions []string
-	}{
-		{"calc[48/2]", []string{"calc[48/2]", "calc[ 48 / 2 ]", "CALC[48 ÷ 2]", "calculate[48/2]", "Calculator [48 / 2]",
-			"calc[$48/2]", "calc[048/2.0]", "Thought: half of 48.\nAction: calc[48 / 2]", "Action: `calc[48/+2]`"}},
-		{"calc[(48+24)*3]", []string{"calc[(48 + 24) * 3]", "calc[(48+24)x3]", "calc[(48 + 24) × 3]", "calc[(48+24)·3]", "calc[(+48 + 24) X 3]"}},
-		{"calc[1200-3.5%]", []string{"calc[1,200 − 3.50 %]", "calc[1200\t-\t3.5%]"}},
-		{"calc[-.5*-2]", []string{"calc[-0.5 * -2]", "calc[−0.50*−2.]"}},
-		{"calc[2+3]", []string{"calc[+2 + +3]"}},
-		{"answer[72]", []string{"answer[72]", "Answer[ 72 ]", "answer[72.0]", "finish[72]", "#### 72", "####72 apples",
-			"answer[It is 72.]", "Thought: done.\nAction: answer[$72]"}},
-		{"answer[1000]", []string{"answer[1,000]", "#### 1,000.00"}},
-	}
-	for _, c := range same {
-		for _, a := range c.actions {
-			if got := e.Canonical(a); got != c.want {
-				t.Errorf("Canonical(%q) = %q, want %q", a, got, c.want)
-			}
-		}
-		if got := e.Canonical(c.want); got != c.want {
-			t.Errorf("Canonical(%q) = %q, not itself", c.want, got)
-		}
+	same := map[string][]string{
+		"calc[48/2]": {"calc[48/2]", "calc[ 48 / 2 ]", "CALC[48 ÷ 2]", "calculate[48/2]", "Calculator [48 / 2]",
+			"calc[$48/2]", "calc[048/2.0]", "Thought: half of 48.\nAction: calc[48 / 2]", "Action: `calc[48/+2]`"},
+		"calc[(48+24)*3]": {"calc[(48 + 24) * 3]", "calc[(48+24)x3]", "calc[(48 + 24) × 3]", "calc[(48+24)·3]", "calc[(+48 + 24) X 3]"},
+		"calc[1200-3.5%]": {"calc[1,200 − 3.50 %]", "calc[1200\t-\t3.5%]"},
+		"calc[-.5*-2]":    {"calc[-0.5 * -2]", "calc[−0.50*−2.]"},
+		"calc[2+3]":       {"calc[+2 + +3]"},
+		"answer[72]": {"answer[72]", "Answer[ 72 ]", "answer[72.0]", "finish[72]", "#### 72", "####72 apples",
+			"answer[It is 72.]", "Thought: done.\nAction: answer[$72]"},
+		"answer[1000]": {"answer[1,000]", "#### 1,000.00"},
 	}
 	differ := [][2]string{
 		{"calc[48/2]", "calc[24]"}, // the observation shows the expression
@@ -94,17 +65,9 @@ func TestCanonicalCalc(t *testing.T) {
 		{"72", "seventy-two"},
 		{"####", "#### x"},
 	}
-	for _, d := range differ {
-		if envs.Equivalent(e, d[0], d[1]) {
-			t.Errorf("%q and %q are equivalent (%q)", d[0], d[1], e.Canonical(d[0]))
-		}
-	}
-	for _, invalid := range []string{"calc[2+]", "calc[1/0]", "calc[1 000]", "answer[]", "72", "Thought: hmm\nAction:  solve[x] ", "Action: ' solve[x] '",
-		"calc[" + strings.Repeat("1+", 250) + "1]"} {
-		if got, want := e.Canonical(invalid), strings.TrimSpace(envs.ParseAction(invalid)); got != want {
-			t.Errorf("Canonical(%q) = %q, want it parsed and trimmed %q", invalid, got, want)
-		}
-	}
+	envtest.CheckCanonical(t, e, same, differ)
+	envtest.CheckCanonicalRejected(t, e, "calc[2+]", "calc[1/0]", "calc[1 000]", "answer[]", "72", "Thought: hmm\nAction:  solve[x] ", "Action: ' solve[x] '",
+		"calc["+strings.Repeat("1+", 250)+"1]")
 }
 
 // TestCanonicalExpressionKeepsTheValue checks that an expression's canonical

@@ -7,53 +7,41 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func TestCanonical(t *testing.T) {
 	e := New().(*Env)
-	same := []struct {
-		want    string
-		actions []string
-	}{
-		{`respond{"content": "hello, how can i help?"}`, []string{`respond{"content": "Hello, how can I help?"}`,
-			`Respond ( {"content":"HELLO, HOW CAN I HELP?"} )`, "Thought: greet.\nAction: respond{\"content\": \"Hello, how can I help?\"}"}},
-		{`find_user_id_by_email{"email": "jane.doe12@example.com"}`, []string{`find_user_id_by_email{"email": " Jane.Doe12@Example.com "}`,
-			`FIND_USER_ID_BY_EMAIL {"email":"jane.doe12@example.com"}`}},
-		{`find_user_id_by_name_zip{"first_name": "jane", "last_name": "doe", "zip": "62704"}`, []string{
+	same := map[string][]string{
+		`respond{"content": "hello, how can i help?"}`: {`respond{"content": "Hello, how can I help?"}`,
+			`Respond ( {"content":"HELLO, HOW CAN I HELP?"} )`, "Thought: greet.\nAction: respond{\"content\": \"Hello, how can I help?\"}"},
+		`find_user_id_by_email{"email": "jane.doe12@example.com"}`: {`find_user_id_by_email{"email": " Jane.Doe12@Example.com "}`,
+			`FIND_USER_ID_BY_EMAIL {"email":"jane.doe12@example.com"}`},
+		`find_user_id_by_name_zip{"first_name": "jane", "last_name": "doe", "zip": "62704"}`: {
 			`find_user_id_by_name_zip{"first_name": "Jane", "last_name": "Doe", "zip": "62704"}`,
 			`find_user_id_by_name_zip{"zip": 62704, "last_name": "DOE ", "first_name": " jane"}`,
-			`find_user_id_by_name_zip({"zip": 62704.0, "first_name": "JANE", "last_name": "doe"})`}},
-		{`get_order_details{"order_id": "#W0000001"}`, []string{`get_order_details{"order_id": "#W0000001"}`,
+			`find_user_id_by_name_zip({"zip": 62704.0, "first_name": "JANE", "last_name": "doe"})`},
+		`get_order_details{"order_id": "#W0000001"}`: {`get_order_details{"order_id": "#W0000001"}`,
 			`get_order_details {  "order_id" :	"#W0000001" }`,
-			`get_order_details{"order_id": "#W0000002", "order_id": "#W0000001"}`}},
-		{`get_product_details{"product_id": "1234567890"}`, []string{`get_product_details{"product_id": 1234567890}`, `get_product_details{"product_id": "1234567890"}`}},
-		{`list_all_product_types{}`, []string{"list_all_product_types", "List_All_Product_Types()", "list_all_product_types{ }"}},
-		{`calculate{"expression": "67.49"}`, []string{`calculate{"expression": "54.99 + 12.50"}`, `calculate{"expression": "(54.99+12.5)"}`,
-			`calculate{"expression": "67.49"}`, `calculate{"expression": "134.98 / 2"}`}},
-		{`think{"thought": ""}`, []string{`think{"thought": "The order is pending."}`, `think{"thought": 42}`}},
-		{`transfer_to_human_agents{"summary": ""}`, []string{`transfer_to_human_agents{"summary": "Dispute."}`}},
-		{`cancel_pending_order{"order_id": "#W0000001", "reason": "no longer needed"}`, []string{
-			`cancel_pending_order{"reason": "no longer needed", "order_id": "#W0000001"}`}},
-		{`cancel_pending_order{"order_id": "#W0000001", "reason": ""}`, []string{
+			`get_order_details{"order_id": "#W0000002", "order_id": "#W0000001"}`},
+		`get_product_details{"product_id": "1234567890"}`: {`get_product_details{"product_id": 1234567890}`, `get_product_details{"product_id": "1234567890"}`},
+		`list_all_product_types{}`:                        {"list_all_product_types", "List_All_Product_Types()", "list_all_product_types{ }"},
+		`calculate{"expression": "67.49"}`: {`calculate{"expression": "54.99 + 12.50"}`, `calculate{"expression": "(54.99+12.5)"}`,
+			`calculate{"expression": "67.49"}`, `calculate{"expression": "134.98 / 2"}`},
+		`think{"thought": ""}`:                    {`think{"thought": "The order is pending."}`, `think{"thought": 42}`},
+		`transfer_to_human_agents{"summary": ""}`: {`transfer_to_human_agents{"summary": "Dispute."}`},
+		`cancel_pending_order{"order_id": "#W0000001", "reason": "no longer needed"}`: {
+			`cancel_pending_order{"reason": "no longer needed", "order_id": "#W0000001"}`},
+		`cancel_pending_order{"order_id": "#W0000001", "reason": ""}`: {
 			`cancel_pending_order{"order_id": "#W0000001", "reason": "No longer needed"}`,
-			`cancel_pending_order{"order_id": "#W0000001", "reason": "changed my mind"}`}},
-		{`return_delivered_order_items{"order_id": "#W0000001", "item_ids": ["1", "2"], "payment_method_id": "gift_card_1"}`, []string{
+			`cancel_pending_order{"order_id": "#W0000001", "reason": "changed my mind"}`},
+		`return_delivered_order_items{"order_id": "#W0000001", "item_ids": ["1", "2"], "payment_method_id": "gift_card_1"}`: {
 			`return_delivered_order_items{"payment_method_id": "gift_card_1", "item_ids": ["2", "1"], "order_id": "#W0000001"}`,
-			`return_delivered_order_items{"order_id": "#W0000001", "item_ids": [2, 1], "payment_method_id": "gift_card_1"}`}},
-		{`modify_pending_order_items{"order_id": "#W1", "item_ids": ["1", "2"], "new_item_ids": ["3", "4"], "payment_method_id": "paypal_1"}`, []string{
-			`modify_pending_order_items{"payment_method_id":"paypal_1","new_item_ids":["3","4"],"item_ids":["1","2"],"order_id":"#W1"}`}},
-		{`modify_user_address{"user_id": "jane_doe_1", "address1": "12 Elm Street", "address2": "", "city": "Springfield", "state": "IL", "country": "USA", "zip": "62704"}`, []string{
-			`modify_user_address{"user_id": "jane_doe_1", "address1": "12 Elm Street", "city": "Springfield", "state": "IL", "country": "USA", "zip": 62704}`}},
-	}
-	for _, c := range same {
-		for _, a := range c.actions {
-			if got := e.Canonical(a); got != c.want {
-				t.Errorf("Canonical(%q) = %q, want %q", a, got, c.want)
-			}
-		}
-		if got := e.Canonical(c.want); got != c.want {
-			t.Errorf("Canonical(%q) = %q, not itself", c.want, got)
-		}
+			`return_delivered_order_items{"order_id": "#W0000001", "item_ids": [2, 1], "payment_method_id": "gift_card_1"}`},
+		`modify_pending_order_items{"order_id": "#W1", "item_ids": ["1", "2"], "new_item_ids": ["3", "4"], "payment_method_id": "paypal_1"}`: {
+			`modify_pending_order_items{"payment_method_id":"paypal_1","new_item_ids":["3","4"],"item_ids":["1","2"],"order_id":"#W1"}`},
+		`modify_user_address{"user_id": "jane_doe_1", "address1": "12 Elm Street", "address2": "", "city": "Springfield", "state": "IL", "country": "USA", "zip": "62704"}`: {
+			`modify_user_address{"user_id": "jane_doe_1", "address1": "12 Elm Street", "city": "Springfield", "state": "IL", "country": "USA", "zip": 62704}`},
 	}
 	// An expression the tool cannot evaluate stands for its error; that form
 	// is a valid call, though of another error.
@@ -83,17 +71,9 @@ func TestCanonical(t *testing.T) {
 		{`fly{}`, `swim{}`},
 		{`respond{"content": "hi"`, `respond{"content": "hi"}}`},
 	}
-	for _, d := range differ {
-		if envs.Equivalent(e, d[0], d[1]) {
-			t.Errorf("%q and %q are equivalent (%q)", d[0], d[1], e.Canonical(d[0]))
-		}
-	}
-	for _, invalid := range []string{`respond{"content": ""}`, `get_order_details{}`, `think{"thought": ["a"]}`, `fly{}`, `{"content": "hi"}`,
-		"Thought: hmm\nAction:  respond{\"content\": hi} ", "Action: ` fly{} `"} {
-		if got, want := e.Canonical(invalid), strings.TrimSpace(envs.ParseAction(invalid)); got != want {
-			t.Errorf("Canonical(%q) = %q, want it parsed and trimmed %q", invalid, got, want)
-		}
-	}
+	envtest.CheckCanonical(t, e, same, differ)
+	envtest.CheckCanonicalRejected(t, e, `respond{"content": ""}`, `get_order_details{}`, `think{"thought": ["a"]}`, `fly{}`, `{"content": "hi"}`,
+		"Thought: hmm\nAction:  respond{\"content\": hi} ", "Action: ` fly{} `")
 }
 
 func TestFoldCaseMatchesEqualFold(t *testing.T) {

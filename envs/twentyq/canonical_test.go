@@ -1,37 +1,24 @@
 package twentyq
 
 import (
-	"strings"
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func TestCanonical(t *testing.T) {
 	e := newEnv(t)
-	same := []struct {
-		want    string
-		actions []string
-	}{
-		{"Is it alive?", []string{"Is it alive?", "IS IT ALIVE", "is it alive???", "Is it a living thing?", "Action: is it an organism?",
-			"Thought: start broad.\nAction: Is it alive?", "Is it alive or alive?", "alive"}},
-		{"not Is it bigger than a breadbox?", []string{"Is it smaller than a breadbox?", "Can you hold it in your hand?", "Is it small?"}},
-		{"Is it a mammal? or Is it a bird?", []string{"Is it a mammal or a bird?", "Is it a bird or a mammal?", "Is it avian or mammalian?"}},
-		{"Is it a mammal? and Is it a bird?", []string{"Is it a mammal and a bird?", "Is it a bird and a mammal?", "Is it a feathered mammal?"}},
-		{"Is it a cat?", []string{"Is it a cat?", "is it cat", "Cat?", "Guess: cat", "My guess is a kitten.", "IS IT A CAT", "Action: \"Is it a cat?\""}},
-		{"Is it an orange?", []string{"Is it an orange?", "Guess: orange"}},
-		{"Is it orange?", []string{"Is it orange?", "Is it orangey?"}},
-		{unknownGuessText, []string{"Guess: unicorn", "My final guess is a dragon", unknownGuessText}},
-	}
-	for _, c := range same {
-		for _, a := range c.actions {
-			if got := e.Canonical(a); got != c.want {
-				t.Errorf("Canonical(%q) = %q, want %q", a, got, c.want)
-			}
-		}
-		if got := e.Canonical(c.want); got != c.want {
-			t.Errorf("Canonical(%q) = %q, not itself", c.want, got)
-		}
+	same := map[string][]string{
+		"Is it alive?": {"Is it alive?", "IS IT ALIVE", "is it alive???", "Is it a living thing?", "Action: is it an organism?",
+			"Thought: start broad.\nAction: Is it alive?", "Is it alive or alive?", "alive"},
+		"not Is it bigger than a breadbox?": {"Is it smaller than a breadbox?", "Can you hold it in your hand?", "Is it small?"},
+		"Is it a mammal? or Is it a bird?":  {"Is it a mammal or a bird?", "Is it a bird or a mammal?", "Is it avian or mammalian?"},
+		"Is it a mammal? and Is it a bird?": {"Is it a mammal and a bird?", "Is it a bird and a mammal?", "Is it a feathered mammal?"},
+		"Is it a cat?":                      {"Is it a cat?", "is it cat", "Cat?", "Guess: cat", "My guess is a kitten.", "IS IT A CAT", "Action: \"Is it a cat?\""},
+		"Is it an orange?":                  {"Is it an orange?", "Guess: orange"},
+		"Is it orange?":                     {"Is it orange?", "Is it orangey?"},
+		unknownGuessText:                    {"Guess: unicorn", "My final guess is a dragon", unknownGuessText},
 	}
 	differ := [][2]string{
 		{"Is it alive?", "Is it not alive?"},
@@ -45,16 +32,8 @@ func TestCanonical(t *testing.T) {
 		{"Is it a cat or a dog?", "Is it a dog or a cat?"},
 		{"Is it found in Africa?", "Is it found in Asia?"},
 	}
-	for _, d := range differ {
-		if envs.Equivalent(e, d[0], d[1]) {
-			t.Errorf("%q and %q are equivalent (%q)", d[0], d[1], e.Canonical(d[0]))
-		}
-	}
-	for _, invalid := range []string{"What is it?", "Is it bigger than a cat?", "Guess:", "Thought: hmm\nAction:  Is it red, green, blue or white? ", "Action: \" What is it? \""} {
-		if got, want := e.Canonical(invalid), strings.TrimSpace(envs.ParseAction(invalid)); got != want {
-			t.Errorf("Canonical(%q) = %q, want it parsed and trimmed %q", invalid, got, want)
-		}
-	}
+	envtest.CheckCanonical(t, e, same, differ)
+	envtest.CheckCanonicalRejected(t, e, "What is it?", "Is it bigger than a cat?", "Guess:", "Thought: hmm\nAction:  Is it red, green, blue or white? ", "Action: \" What is it? \"")
 }
 
 // TestCanonicalQueriesRoundTrip parses the canonical form of every query of

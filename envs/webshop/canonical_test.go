@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/envs/envtest"
 )
 
 func TestCanonical(t *testing.T) {
@@ -17,33 +18,20 @@ func TestCanonical(t *testing.T) {
 	if e.cat.index.terms["xyzzyq"] != nil {
 		t.Fatal("the index has the term xyzzyq")
 	}
-	same := []struct {
-		want    string
-		actions []string
-	}{
-		{"search[red shoe]", []string{
+	same := map[string][]string{
+		"search[red shoe]": {
 			"search[red shoes]", "search[Red  Shoes]", "Action: SEARCH [ red shoes ].",
 			"Thought: the goal asks for red shoes.\nAction: search[red shoes]",
 			"search[shoes red]", "search[the red shoes for me]", "search[red red shoe]",
 			"search[red shoes xyzzyq]", "`search[RED\tSHOES]`",
-		}},
-		{"search[red running shoe]", []string{"search[red running shoes]", "search[Red, running; shoes!]"}},
-		{"search[-]", []string{"search[the]", "search[xyzzyq]", "search[!!!]", "search[-]"}},
-		{"click[Buy Now]", []string{"click[Buy Now]", "click[buy now]", "click[BuyNow]", "Click [ b u y  n o w ].", "Action: click[BUY NOW]"}},
-		{"click[Next >]", []string{"click[Next >]", "click[next>]"}},
-		{"click[< Prev]", []string{"click[< Prev]", "click[<prev]"}},
-		{"click[Back to Search]", []string{"click[back to search]", "click[BacktoSearch]"}},
-		{"click[notabutton]", []string{"click[Not A Button]", "click[not a button]"}},
-	}
-	for _, c := range same {
-		for _, a := range c.actions {
-			if got := e.Canonical(a); got != c.want {
-				t.Errorf("Canonical(%q) = %q, want %q", a, got, c.want)
-			}
-			if got := e.Canonical(c.want); got != c.want {
-				t.Errorf("Canonical(%q) = %q, not itself", c.want, got)
-			}
-		}
+		},
+		"search[red running shoe]": {"search[red running shoes]", "search[Red, running; shoes!]"},
+		"search[-]":                {"search[the]", "search[xyzzyq]", "search[!!!]", "search[-]"},
+		"click[Buy Now]":           {"click[Buy Now]", "click[buy now]", "click[BuyNow]", "Click [ b u y  n o w ].", "Action: click[BUY NOW]"},
+		"click[Next >]":            {"click[Next >]", "click[next>]"},
+		"click[< Prev]":            {"click[< Prev]", "click[<prev]"},
+		"click[Back to Search]":    {"click[back to search]", "click[BacktoSearch]"},
+		"click[notabutton]":        {"click[Not A Button]", "click[not a button]"},
 	}
 	differ := [][2]string{
 		{"search[red shoes]", "search[blue shoes]"},
@@ -59,16 +47,8 @@ func TestCanonical(t *testing.T) {
 		{"click[]", "click[ ]"},
 		{"search red shoes", "search[red shoes"},
 	}
-	for _, d := range differ {
-		if envs.Equivalent(e, d[0], d[1]) {
-			t.Errorf("%q and %q are equivalent (%q)", d[0], d[1], e.Canonical(d[0]))
-		}
-	}
-	for _, invalid := range []string{"buy[now]", "search[]", "click[ ]", "search red shoes", "Thought: hmm\nAction:  dance[now] ", "Action: \" dance[now] \""} {
-		if got, want := e.Canonical(invalid), strings.TrimSpace(envs.ParseAction(invalid)); got != want {
-			t.Errorf("Canonical(%q) = %q, want it parsed and trimmed %q", invalid, got, want)
-		}
-	}
+	envtest.CheckCanonical(t, e, same, differ)
+	envtest.CheckCanonicalRejected(t, e, "buy[now]", "search[]", "click[ ]", "search red shoes", "Thought: hmm\nAction:  dance[now] ", "Action: \" dance[now] \"")
 }
 
 // TestCanonicalActionsActAlike steps actions with equal canonical forms from
