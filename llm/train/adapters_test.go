@@ -155,3 +155,32 @@ func TestTargetsProbeTheDistribution(t *testing.T) {
 		t.Fatalf("want an error for a target outside the vocabulary, got %v", err)
 	}
 }
+
+// TestEMAFollowsItsAdapter: an average follows the adapter it was started
+// on, even while another adapter is active and changing.
+func TestEMAFollowsItsAdapter(t *testing.T) {
+	tr := newMicro(t, Config{})
+	perturb(tr, 0.05, 5)
+	ema := tr.NewEMA()
+	own := make([][]float32, len(tr.net.params))
+	for i, p := range tr.net.params {
+		own[i] = append([]float32(nil), p.value...)
+	}
+	if err := tr.AddAdapter("other", AdapterOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if err := tr.UseAdapter("other"); err != nil {
+		t.Fatal(err)
+	}
+	perturb(tr, 0.5, 6)
+	if err := ema.Update(0.5); err != nil {
+		t.Fatal(err)
+	}
+	for i := range own {
+		for k, v := range own[i] {
+			if ema.values[i][k] != v {
+				t.Fatalf("parameter %d[%d]: average %g moved away from its adapter's %g towards the active adapter", i, k, ema.values[i][k], v)
+			}
+		}
+	}
+}

@@ -219,31 +219,40 @@ func (t *Trainer) mergedWeights() (map[string][]float32, error) {
 	return out, nil
 }
 
-// EMA is an exponential moving average of the trained parameters: the
-// target networks of actor-critic methods.
+// EMA is an exponential moving average of the trained parameters of one
+// adapter (or of every weight in full mode): the target networks of
+// actor-critic methods.
 type EMA struct {
-	t      *Trainer
-	values [][]float32
+	t       *Trainer
+	adapter string // "" in full mode
+	values  [][]float32
 }
 
-// NewEMA starts an average at the current parameters.
+// NewEMA starts an average at the current parameters of the active
+// adapter, which it follows from then on, active or not.
 func (t *Trainer) NewEMA() *EMA {
-	e := &EMA{t: t, values: make([][]float32, len(t.net.params))}
+	e := &EMA{t: t, adapter: t.active, values: make([][]float32, len(t.net.params))}
 	for i, p := range t.net.params {
 		e.values[i] = append([]float32(nil), p.value...)
 	}
 	return e
 }
 
-// Update moves the average towards the current parameters by tau:
-// avg = (1 - tau) avg + tau p.
+// Update moves the average towards the adapter's current parameters by
+// tau: avg = (1 - tau) avg + tau p.
 func (e *EMA) Update(tau float64) error {
 	if !(tau >= 0 && tau <= 1) {
 		return fmt.Errorf("EMA rate %g must be in [0, 1]", tau)
 	}
 	for i, p := range e.t.net.params {
+		current := p.value
+		if e.adapter != "" {
+			// An adapter's value slices are its parameters' whether it is
+			// active or not (UseAdapter swaps the slices, never copies).
+			current = e.t.adapters[e.adapter].value[i]
+		}
 		avg := e.values[i]
-		for k, v := range p.value {
+		for k, v := range current {
 			avg[k] = float32((1-tau)*float64(avg[k]) + tau*float64(v))
 		}
 	}
