@@ -13,6 +13,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"unsafe"
 )
 
@@ -46,6 +47,9 @@ type Context struct {
 	model  *Model
 	nVocab int
 	abort  *C.int // polled by llama.cpp during Decode
+	// aborting mirrors *abort in Go, so that the log handler can tell the
+	// errors llama.cpp reports for a requested abort from real ones.
+	aborting atomic.Bool
 }
 
 // NewContext creates a context on model.
@@ -88,8 +92,19 @@ func (x *Context) NBatch() int   { return int(C.llama_n_batch(x.c)) }
 
 // RequestAbort makes a running or the next Decode stop early with
 // ErrAborted; any goroutine may call it. ClearAbort re-arms the context.
-func (x *Context) RequestAbort() { C.store_flag(x.abort, 1) }
-func (x *Context) ClearAbort()   { C.store_flag(x.abort, 0) }
+func (x *Context) RequestAbort() {
+	if x.aborting.CompareAndSwap(false, true) {
+		abortsRequested.Add(1)
+	}
+	C.store_flag(x.abort, 1)
+}
+
+func (x *Context) ClearAbort() {
+	C.store_flag(x.abort, 0)
+	if x.aborting.CompareAndSwap(true, false) {
+		abortsRequested.Add(-1)
+	}
+}
 
 // Decode errors.
 var (

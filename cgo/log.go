@@ -33,6 +33,15 @@ func withLastError(msg string) string {
 	return msg + " (run with --verbose for llama.cpp's log)"
 }
 
+// abortsRequested counts the contexts whose abort flag is set.
+var abortsRequested atomic.Int32
+
+// isAbortReport tells the messages llama.cpp logs when a decode stops at
+// the abort callback's request.
+func isAbortReport(msg string) bool {
+	return strings.Contains(msg, "failed to compute graph, compute status: 1") || strings.Contains(msg, "failed to decode, ret = 2")
+}
+
 // lastLogLevel is the level of the previous message, for GGML_LOG_LEVEL_CONT
 // continuations; ggml may log from its worker threads.
 var lastLogLevel atomic.Int64
@@ -54,6 +63,11 @@ func agentrlLog(level C.int, text *C.char, _ unsafe.Pointer) {
 		lv = slog.LevelDebug - 4
 	default:
 		// llama.cpp's INFO is chatty (every metadata key on load).
+		lv = slog.LevelDebug
+	}
+	if lv >= slog.LevelError && abortsRequested.Load() > 0 && isAbortReport(C.GoString(text)) {
+		// The failure a requested abort (Ctrl-C, a cancelled call) makes
+		// llama_decode report: expected, so only --verbose shows it.
 		lv = slog.LevelDebug
 	}
 	lastLogLevel.Store(int64(lv))
