@@ -67,6 +67,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"override syntax", "env: math\n", []string{"grpo.lr"}, "want key=value"},
 		{"eto needs a warm start", "env: math\nalgorithm: eto\nwarm_start:\n  demos: 0\n", nil, "warm_start.demos 0"},
 		{"reference", "env: math\ngrpo:\n  kl: 0.1\n  reference: sft\n", nil, `grpo.reference "sft"`},
+		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
 	} {
 		_, err := LoadConfig(writeConfig(t, c.text), c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -29,6 +29,7 @@ func sftCommand() *cli.Command {
 		Flags: append(trainFlags(1e-4, 1),
 			&cli.StringFlag{Name: "data", Required: true, Usage: "training examples, one JSON object per line (`FILE.jsonl`)"},
 			&cli.BoolFlag{Name: "full", Usage: "train every weight (F32) and write a complete model instead of an adapter"},
+			&cli.BoolFlag{Name: "f16-base", Usage: "LoRA on a quantised model: hold its weights as F16, about 1.4x faster on the CPU for 2 bytes per weight (log-probs then differ from llama.cpp's on the quantised file)"},
 			&cli.BoolFlag{Name: "dequantize", Usage: "with --full on a quantised model: train from its weights dequantised to F32"},
 		),
 		Action: runSFT,
@@ -100,6 +101,7 @@ func parseTrainFlags(c *cli.Context, full bool) (trainSetup, error) {
 	s.cfg = train.Config{
 		Full:       full,
 		Dequantize: c.Bool("dequantize"),
+		F16Base:    c.Bool("f16-base"),
 		LoRA: train.LoRAConfig{Rank: c.Int("lora-rank"), Alpha: float32(c.Float64("lora-alpha")),
 			Dropout: float32(c.Float64("lora-dropout")), Targets: targets},
 		Optimizer:     train.AdamW{LR: c.Float64("lr"), WeightDecay: c.Float64("weight-decay"), ClipNorm: c.Float64("clip")},

@@ -1,10 +1,14 @@
 package train
 
 import (
+	"math"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrl/agentrl/llm/gguf"
+	"github.com/agentrl/agentrl/llm/initmodel"
 )
 
 // logProbsOf returns the trainer's log-probabilities of seqs under its
@@ -182,5 +186,41 @@ func TestEMAFollowsItsAdapter(t *testing.T) {
 				t.Fatalf("parameter %d[%d]: average %g moved away from its adapter's %g towards the active adapter", i, k, ema.values[i][k], v)
 			}
 		}
+	}
+}
+
+// TestF16Base trains LoRA on a quantised model held as F16: the
+// log-probabilities stay close to the quantised computation's, training
+// works, and full-parameter training refuses the option.
+func TestF16Base(t *testing.T) {
+	path := makeModel(t, "tiny-q4_k", initmodel.Config{Preset: "tiny", Seed: 3, Type: gguf.TensorQ4_K})
+	seqs := fixedText(512, false)
+	quant, err := New(path, Config{Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer quant.Close()
+	f16, err := New(path, Config{Threads: 1, F16Base: true, Optimizer: AdamW{LR: 1e-2}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f16.Close()
+	a, b := logProbsOf(t, quant, seqs), logProbsOf(t, f16, seqs)
+	worst := 0.0
+	for i := range a {
+		for k := range a[i] {
+			worst = max(worst, math.Abs(float64(a[i][k]-b[i][k])))
+		}
+	}
+	t.Logf("max |log-prob difference|, Q4_K products vs F16 weights: %.3g", worst)
+	if worst == 0 || worst > 0.5 {
+		t.Fatalf("F16 weights give log-probs %g away from the quantised ones", worst)
+	}
+	first, last := memorise(t, f16, seqs, 20)
+	if last > first-0.3 {
+		t.Fatalf("LoRA on F16 base weights: loss %.3f -> %.3f", first, last)
+	}
+	if _, err := New(path, Config{Full: true, Dequantize: true, F16Base: true}); err == nil {
+		t.Fatal("full-parameter training accepted F16 base weights")
 	}
 }

@@ -235,6 +235,23 @@ func buildNetwork(f *gguf.File, h hparams, specs []tensorSpec, backend *cgo.Back
 			})
 			continue
 		}
+		if cfg.F16Base && quantized(info.Type) {
+			t := ctx.NewTensor(cgo.TypeF16, s.shape...).SetName(name)
+			tensors[name] = t
+			uploads = append(uploads, func() error {
+				values, err := baseFloat32(f, name)
+				if err != nil {
+					return err
+				}
+				raw, err := gguf.EncodeFloat32(gguf.TensorF16, values)
+				if err != nil {
+					return err
+				}
+				t.SetBytes(raw, 0)
+				return nil
+			})
+			continue
+		}
 		t := ctx.NewTensor(cgo.Type(info.Type), s.shape...).SetName(name)
 		tensors[name] = t
 		uploads = append(uploads, func() error {
