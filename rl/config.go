@@ -96,6 +96,11 @@ type LoRAConfig struct {
 	Alpha float64 `yaml:"alpha"` // 0: 2 x rank
 	// BatchTokens bounds the tokens of one micro-batch of training.
 	BatchTokens int `yaml:"batch_tokens"`
+	// MemoryMiB bounds one micro-batch's activation memory: a micro-batch
+	// over it is computed with gradient checkpointing, or refused with an
+	// error before anything is allocated (0: no bound). A 4,096-token
+	// micro-batch of SmolLM2 takes several GiB without it.
+	MemoryMiB int `yaml:"memory_mib"`
 	// F16Base holds a quantised base model as F16 in the trainer: about
 	// 1.4x faster LoRA training on the CPU, but its log-probabilities move
 	// away from the sampler's (train.Config.F16Base), so only the
@@ -236,7 +241,7 @@ func DefaultConfig() Config {
 			Tasks: 8, MaxTokens: 48, Temperature: 1, Parallel: 16, Context: 2048,
 		},
 		Eval: EvalConfig{Every: 5, Episodes: 16, Split: envs.Test},
-		LoRA: LoRAConfig{Rank: 16, BatchTokens: 4096},
+		LoRA: LoRAConfig{Rank: 16, BatchTokens: 2048, MemoryMiB: 4096},
 		// The demo's recipe: 48-64 WebShop demos, one epoch at 1e-3, take
 		// SmolLM2 from 0 to half of the test tasks.
 		WarmStart: SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3, BatchTokens: 1024},
@@ -442,6 +447,7 @@ func (c *Config) Validate() error {
 	check(c.LoRA.Rank > 0 && c.LoRA.Rank <= 4096, "lora.rank %d out of range [1, 4096]", c.LoRA.Rank)
 	check(c.LoRA.Alpha >= 0, "lora.alpha %g must not be negative", c.LoRA.Alpha)
 	check(c.LoRA.BatchTokens >= 64, "lora.batch_tokens %d must be at least 64", c.LoRA.BatchTokens)
+	check(c.LoRA.MemoryMiB >= 0, "lora.memory_mib %d must not be negative", c.LoRA.MemoryMiB)
 	samplerRatios := c.Algorithm == "grpo" || c.Algorithm == "ppo" || (c.Algorithm == "stepagent" && c.StepAgent.Reflection == "irl")
 	check(!c.LoRA.F16Base || !samplerRatios, "lora.f16_base: %s compares the trainer's log-probabilities with the sampler's, which F16 base weights move apart; use it with sft, eto or implicit stepagent", c.Algorithm)
 	sft := func(name string, s SFTConfig, required bool) {
@@ -512,9 +518,12 @@ func (c *Config) trainerConfig(context int) train.Config {
 		Adapter: ActorAdapter,
 		LoRA:    train.LoRAConfig{Rank: c.LoRA.Rank, Alpha: float32(c.LoRA.Alpha)},
 		F16Base: c.LoRA.F16Base,
-		Seed:    c.Seed,
-		Threads: c.Threads,
-		Context: context,
+		// The budget bounds the activations; checkpointing ("auto")
+		// recomputes what does not fit.
+		MemoryBudget: int64(c.LoRA.MemoryMiB) << 20,
+		Seed:         c.Seed,
+		Threads:      c.Threads,
+		Context:      context,
 		// The trainer's log-probabilities must equal the sampling ones for
 		// the importance ratios of PPO and GRPO to start at 1.
 		F16KV: true,

@@ -93,7 +93,7 @@ func trainETO(ctx context.Context, r *Run) error {
 			r.logf("iter %d: the agent matched the expert on every task; no pairs", it)
 		} else {
 			// The reference is the policy before this iteration's update.
-			ref, err := r.Trainer.LogProbs(seqs)
+			ref, err := r.LogProbs(seqs, false)
 			if err != nil {
 				return err
 			}

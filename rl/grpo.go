@@ -173,7 +173,7 @@ func (r *Run) Reference(kl float64, which string) (func([]train.Sequence) ([][]f
 	case kl == 0:
 		return func([]train.Sequence) ([][]float32, error) { return nil, nil }, nil
 	case which == "base":
-		return r.Trainer.BaseLogProbs, nil
+		return func(seqs []train.Sequence) ([][]float32, error) { return r.LogProbs(seqs, true) }, nil
 	}
 	if err := r.Trainer.AddAdapter("reference", train.AdapterOptions{}); err != nil {
 		return nil, err
@@ -192,7 +192,7 @@ func (r *Run) Reference(kl float64, which string) (func([]train.Sequence) ([][]f
 		if err := r.Trainer.UseAdapter("reference"); err != nil {
 			return nil, err
 		}
-		lp, err := r.Trainer.LogProbs(seqs)
+		lp, err := r.LogProbs(seqs, false)
 		if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 			return nil, err
 		}

@@ -186,7 +186,7 @@ func (r *Run) criticValues(seqs []train.Sequence) ([][]float32, error) {
 	if err := r.Trainer.UseAdapter(criticAdapter); err != nil {
 		return nil, err
 	}
-	lp, err := r.Trainer.LogProbs(seqs)
+	lp, err := r.LogProbs(seqs, false)
 	if e := r.Trainer.UseAdapter(ActorAdapter); e != nil {
 		return nil, e
 	}

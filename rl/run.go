@@ -429,6 +429,38 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 	return res, nil
 }
 
+// LogProbs is the trainer's LogProbs of the active adapter (base: of the
+// base model) over seqs, computed micro-batch by micro-batch (see
+// MicroBatches) so that a whole iteration's sequences never make one
+// graph.
+func (r *Run) LogProbs(seqs []train.Sequence, base bool) ([][]float32, error) {
+	idx := make([]int, len(seqs))
+	for i := range idx {
+		idx[i] = i
+	}
+	out := make([][]float32, len(seqs))
+	for _, mb := range r.MicroBatches(seqs, idx) {
+		part := make([]train.Sequence, len(mb))
+		for i, k := range mb {
+			part[i] = seqs[k]
+		}
+		var lp [][]float32
+		var err error
+		if base {
+			lp, err = r.Trainer.BaseLogProbs(part)
+		} else {
+			lp, err = r.Trainer.LogProbs(part)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range mb {
+			out[k] = lp[i]
+		}
+	}
+	return out, nil
+}
+
 // MicroBatches groups the indexed sequences, in order, into micro-batches
 // of at most LoRA.BatchTokens tokens (a longer sequence is one of its own).
 func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {

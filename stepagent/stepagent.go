@@ -109,7 +109,7 @@ func run(ctx context.Context, r *rl.Run) error {
 		for i, st := range steps {
 			expertSeqs[i] = expertSequence(st)
 		}
-		expertLP, err := r.Trainer.LogProbs(expertSeqs)
+		expertLP, err := r.LogProbs(expertSeqs, false)
 		if err != nil {
 			return err
 		}
@@ -178,7 +178,7 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 		if err != nil {
 			return err
 		}
-	} else if ref, err = r.Trainer.LogProbs(seqs); err != nil {
+	} else if ref, err = r.LogProbs(seqs, false); err != nil {
 		return err
 	}
 	for k := range pairs {
@@ -234,7 +234,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
 		return err
 	}
-	lp, err := r.Trainer.LogProbs(disc)
+	lp, err := r.LogProbs(disc, false)
 	if err != nil {
 		return err
 	}
@@ -278,7 +278,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			sampled = append(sampled, lp)
 		}
 	}
-	after, err := r.Trainer.LogProbs(judged)
+	after, err := r.LogProbs(judged, false)
 	if err != nil {
 		return err
 	}
