@@ -167,15 +167,7 @@ func evalCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			dir := c.String("run")
-			cfg, err := rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil)
-			if err != nil {
-				return fmt.Errorf("--run: %w", err)
-			}
-			modelPath, err := models.Resolve(cfg.Model)
-			if err != nil {
-				return err
-			}
-			newEnv, err := registry.Lookup(cfg.Env)
+			cfg, modelPath, newEnv, err := openRunDir(dir, "")
 			if err != nil {
 				return err
 			}
@@ -240,23 +232,11 @@ func inspectCommand() *cli.Command {
 		},
 		Action: func(c *cli.Context) error {
 			dir := c.String("run")
-			cfg, err := rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil)
-			if err != nil {
-				return fmt.Errorf("--run: %w", err)
-			}
-			name := cfg.Env
-			if c.String("env") != "" {
-				name = c.String("env")
-			}
-			newEnv, err := registry.Lookup(name)
+			_, modelPath, newEnv, err := openRunDir(dir, c.String("env"))
 			if err != nil {
 				return err
 			}
 			split, err := envs.ParseSplit(c.String("split"))
-			if err != nil {
-				return err
-			}
-			modelPath, err := models.Resolve(cfg.Model)
 			if err != nil {
 				return err
 			}
@@ -267,4 +247,20 @@ func inspectCommand() *cli.Command {
 			return in.WriteText(c.App.Writer)
 		},
 	}
+}
+
+// openRunDir reads the configuration of the run in dir and resolves its
+// model file and its environment (env, when given, instead of the run's).
+func openRunDir(dir, env string) (cfg rl.Config, modelPath string, newEnv func() envs.Env, err error) {
+	if cfg, err = rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil); err != nil {
+		return cfg, "", nil, fmt.Errorf("--run: %w", err)
+	}
+	if modelPath, err = models.Resolve(cfg.Model); err != nil {
+		return cfg, "", nil, err
+	}
+	if env == "" {
+		env = cfg.Env
+	}
+	newEnv, err = registry.Lookup(env)
+	return cfg, modelPath, newEnv, err
 }

@@ -389,27 +389,23 @@ func sortedKeys[V any](m map[string]V) []string {
 }
 
 // envsOf returns the runs' envs, sorted.
-func envsOf(runs []Run) []string {
-	var envs []string
-	for _, r := range runs {
-		if !slices.Contains(envs, r.Env) {
-			envs = append(envs, r.Env)
-		}
-	}
-	slices.Sort(envs)
-	return envs
-}
+func envsOf(runs []Run) []string { return distinct(runs, func(r Run) string { return r.Env }) }
 
 // algorithmsOf returns the runs' algorithms, sorted.
 func algorithmsOf(runs []Run) []string {
-	var algs []string
+	return distinct(runs, func(r Run) string { return r.Algorithm })
+}
+
+// distinct returns the distinct values of key over the runs, sorted.
+func distinct(runs []Run, key func(Run) string) []string {
+	var out []string
 	for _, r := range runs {
-		if !slices.Contains(algs, r.Algorithm) {
-			algs = append(algs, r.Algorithm)
+		if k := key(r); !slices.Contains(out, k) {
+			out = append(out, k)
 		}
 	}
-	slices.Sort(algs)
-	return algs
+	slices.Sort(out)
+	return out
 }
 
 func runsOfEnv(runs []Run, env string) []Run {
