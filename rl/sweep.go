@@ -179,6 +179,13 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 		}
 	}
 	cells := s.cells()
+	// Every run of the grid has its directory and configuration from the
+	// start, so that the report names the runs not started yet.
+	for _, cell := range cells {
+		if err := s.declare(cell); err != nil {
+			return err
+		}
+	}
 	for i, cell := range cells {
 		dir := filepath.Join(s.Out, cell.name())
 		cfg, err := s.config(cell)
@@ -225,6 +232,26 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 		}
 	}
 	return nil
+}
+
+// declare writes the configuration of a run that has none yet.
+func (s *Sweep) declare(c sweepCell) error {
+	dir := filepath.Join(s.Out, c.name())
+	if _, err := os.Stat(filepath.Join(dir, "config.yaml")); err == nil {
+		return nil
+	}
+	cfg, err := s.config(c)
+	if err != nil {
+		return err
+	}
+	text, err := cfg.YAML()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(dir, "config.yaml"), text)
 }
 
 // writeReport compares the sweep's runs in out/report.md.

@@ -136,7 +136,9 @@ func Compare(runs []Run, split string) Table {
 				continue
 			}
 			g.Finished++
-			if last, ok := r.Last(); ok {
+			// Runs that play no training episodes (SFT) have no
+			// training success to report.
+			if last, ok := r.Last(); ok && last.Episodes > 0 {
 				train = append(train, last.Success)
 			}
 			ev, ok := r.Evals[split]
