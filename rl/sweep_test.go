@@ -1,10 +1,15 @@
 package rl
 
 import (
+	"context"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/rollout/rollouttest"
 )
 
 func TestReadSweep(t *testing.T) {
@@ -66,5 +71,60 @@ func TestSweepErrors(t *testing.T) {
 		if _, err := ReadSweep(writeConfig(t, c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error containing %q", c.text, err, c.want)
 		}
+	}
+}
+
+// TestRunSweep runs a small grid to the end, then again: the second time
+// every run is finished and evaluated, so nothing is trained or evaluated
+// again, and the report compares both methods.
+func TestRunSweep(t *testing.T) {
+	model := tinyModel(t)
+	path := writeConfig(t, `out: grid
+algorithms: [sft, grpo]
+envs: [guess]
+seeds: [1]
+init_from_sft: true
+eval: {splits: [test], episodes: 2}
+config:
+  iterations: 1
+  threads: 2
+  rollout: {tasks: 2, max_tokens: 4, parallel: 4, context: 512, max_steps: 3}
+  eval: {episodes: 0}
+  lora: {rank: 8, batch_tokens: 1024}
+  sft: {demos: 8, batch_tokens: 512}
+  grpo: {group: 2, minibatches: 1}
+`)
+	s, err := ReadSweep(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	se := SweepEnv{
+		ResolveModel: func(string) (string, error) { return model, nil },
+		LookupEnv:    func(string) (func() envs.Env, error) { return func() envs.Env { return rollouttest.New() }, nil },
+		Progress:     &log,
+	}
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, run := range []string{"guess-sft-seed1", "guess-grpo-seed1"} {
+		st, started, err := readState(filepath.Join(s.Out, run))
+		if err != nil || !started || !st.Finished {
+			t.Fatalf("%s: state %+v, started %v, %v", run, st, started, err)
+		}
+		if _, err := os.Stat(filepath.Join(s.Out, run, "eval", "test.json")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(s.Out, "report.md"))
+	if err != nil || !strings.Contains(string(report), "| grpo |") || !strings.Contains(string(report), "| sft |") {
+		t.Fatalf("report: %v\n%s", err, report)
+	}
+	log.Reset()
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(log.String(), "sweep: run") || strings.Contains(log.String(), "on test") {
+		t.Fatalf("the second pass trained or evaluated again:\n%s", log.String())
 	}
 }
