@@ -95,4 +95,20 @@ func TestResumeAfterKill(t *testing.T) {
 			t.Fatalf("iteration %d: resumed %+v\nuninterrupted %+v", i+1, g, w)
 		}
 	}
+	// A finished run goes on when asked for more iterations, and
+	// refuses fewer than it has done.
+	more := resumeConfig()
+	more.Iterations = 5
+	if err := Train(context.Background(), more, Options{ModelPath: model, Dir: run, NewEnv: newEnv, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	if ms := readMetrics(t, run); len(ms) != 5 || ms[4].Iteration != 5 {
+		t.Fatalf("extended run has %d iterations", len(ms))
+	}
+	fewer := resumeConfig()
+	fewer.Iterations = 3
+	if err := Train(context.Background(), fewer, Options{ModelPath: model, Dir: run, NewEnv: newEnv, Resume: true}); err == nil ||
+		!strings.Contains(err.Error(), "more than the 3 asked for") {
+		t.Fatalf("fewer iterations than done: %v", err)
+	}
 }

@@ -137,6 +137,11 @@ func Open(cfg Config, o Options) (*Run, error) {
 	case o.Resume:
 		return nil, fmt.Errorf("--resume: %s holds no run state (state.json)", o.Dir)
 	}
+	if cfg.Iterations < r.State.Iteration {
+		return nil, fmt.Errorf("%s has finished %d iterations, more than the %d asked for", o.Dir, r.State.Iteration, cfg.Iterations)
+	}
+	// A finished run resumed with more iterations goes on.
+	r.State.Finished = r.State.Finished && r.State.Iteration == cfg.Iterations
 	r.State.Iterations = cfg.Iterations
 	r.wall0 = r.State.WallSeconds
 	for _, sub := range []string{"adapters", "checkpoints", "trajectories", "eval", "plots"} {
