@@ -1,0 +1,233 @@
+package rl
+
+import (
+	"context"
+	"fmt"
+	"path/filepath"
+	"time"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rollout"
+)
+
+// Rollouts plays the iteration's training episodes with the actor: tasks
+// tasks of the train split, each group times, at the given temperature.
+// The trajectories are written to trajectories/iter-N.jsonl.gz and
+// summarised in the iteration's metrics; episodes that failed with an
+// environment error are dropped (and counted), and an iteration whose
+// every episode failed is an error.
+func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature float64) ([]rollout.Trajectory, error) {
+	s := rollout.DefaultActionSampling()
+	s.MaxTokens = r.Config.Rollout.MaxTokens
+	s.Temperature = float32(temperature)
+	s.Seed = int64(r.IterSeed(it, seedSampling))
+	trajs, st, err := r.play(ctx, envs.Train, r.TaskSeed0(it, tasks), tasks, group, s)
+	if err != nil {
+		return nil, err
+	}
+	if err := r.writeTrajectories(fmt.Sprintf("iter-%06d", it), trajs); err != nil {
+		return nil, err
+	}
+	var ok []rollout.Trajectory
+	for _, t := range trajs {
+		r.State.EnvSteps += int64(len(t.Steps))
+		if t.Error != "" {
+			r.metrics.Failed++
+			continue
+		}
+		ok = append(ok, t)
+	}
+	if len(ok) == 0 {
+		return nil, fmt.Errorf("iteration %d: every one of %d episodes failed; the first: %s", it, len(trajs), trajs[0].Error)
+	}
+	sum := rollout.Summarize(ok)
+	r.metrics.Episodes = len(ok)
+	r.metrics.Reward, r.metrics.Success, r.metrics.Score, r.metrics.Invalid = sum.MeanReturn, sum.SuccessRate, sum.MeanScore, sum.InvalidActionRate
+	r.State.RolloutTokens += st.GeneratedTokens
+	secs := r.endPhase("rollout")
+	r.logf("iter %d/%d rollout: %d episodes (%d failed) in %s, %.2f episodes/s, %.0f generated tok/s; success %.2f, reward %.3f, invalid %.2f",
+		it, r.Config.Iterations, len(trajs), r.metrics.Failed, round(secs), float64(len(trajs))/secs, float64(st.GeneratedTokens)/secs,
+		sum.SuccessRate, sum.MeanReturn, sum.InvalidActionRate)
+	return ok, nil
+}
+
+// TaskSeed0 is the seed of the first train task of iteration it, which
+// plays tasks tasks: every iteration plays new tasks, and runs of
+// different seeds start at different places of the split.
+func (r *Run) TaskSeed0(it, tasks int) int64 {
+	return int64(r.IterSeed(0, seedTasks)%1_000_000) + int64(it-1)*int64(tasks)
+}
+
+// ExpertEpisodes plays the expert on tasks train tasks from seed0, e.g.
+// the tasks of an iteration's rollouts, counting their steps as
+// environment steps.
+func (r *Run) ExpertEpisodes(ctx context.Context, seed0 int64, tasks int) ([]rollout.Trajectory, error) {
+	trajs, err := rollout.Run(ctx, rollout.Config{
+		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: tasks, Split: envs.Train, Seed0: seed0,
+		MaxSteps: r.Config.Rollout.MaxSteps,
+	}, rollout.Expert())
+	for _, t := range trajs {
+		r.State.EnvSteps += int64(len(t.Steps))
+	}
+	if err != nil {
+		return nil, fmt.Errorf("expert episodes: %w", err)
+	}
+	return trajs, nil
+}
+
+// play runs episodes with the actor through the collector.
+func (r *Run) play(ctx context.Context, split envs.Split, seed0 int64, tasks, group int, s llm.Sampling) ([]rollout.Trajectory, CollectStats, error) {
+	return r.collector.Collect(ctx, r.actorSnapshot(s), Episodes{
+		Split: split, Seed0: seed0, Tasks: tasks, Group: group, MaxSteps: r.Config.Rollout.MaxSteps,
+		StepTimeout: r.Config.Rollout.stepTimeout(),
+	})
+}
+
+// actorSnapshot is the policy of the actor's latest hand-over.
+func (r *Run) actorSnapshot(s llm.Sampling) Snapshot {
+	return Snapshot{Model: r.modelPath, Adapters: []AdapterFile{{Path: r.actorFile, Scale: 1}}, Sampling: s}
+}
+
+// Evaluate plays greedy episodes of split with the actor (see Evaluate).
+func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) (rollout.Summary, error) {
+	return Evaluate(ctx, r.collector, r.actorSnapshot(llm.Sampling{}), r.Config.Rollout, split, episodes)
+}
+
+// Demonstrations plays n expert episodes on the train split and returns
+// them as trainer sequences (the chat rendered by the model's template,
+// loss on the actions). Their steps count as environment steps once per
+// run, however often a run (or its resumption) replays them.
+func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, error) {
+	trajs, err := rollout.Run(ctx, rollout.Config{
+		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: n, Split: envs.Train,
+		MaxSteps: r.Config.Rollout.MaxSteps,
+	}, rollout.Expert())
+	if err != nil {
+		return nil, fmt.Errorf("expert demonstrations: %w", err)
+	}
+	var seqs []train.Sequence
+	for _, t := range trajs {
+		if !r.State.DemosCounted {
+			r.State.EnvSteps += int64(len(t.Steps))
+		}
+		if t.Error != "" || !t.Success {
+			continue
+		}
+		s, err := train.ChatSequence(r.model, rollout.NewDemonstration(&t).Messages)
+		if err != nil {
+			return nil, fmt.Errorf("demonstration %d: %w", t.Seed, err)
+		}
+		if len(s.Tokens) > r.Config.Rollout.Context {
+			continue
+		}
+		seqs = append(seqs, s)
+	}
+	r.State.DemosCounted = true
+	if len(seqs) == 0 {
+		return nil, fmt.Errorf("none of %d expert episodes succeeded within %d tokens", n, r.Config.Rollout.Context)
+	}
+	return seqs, nil
+}
+
+// WarmStart fine-tunes the actor on Config.WarmStart.Demos expert
+// demonstrations before the first iteration, or starts it from
+// Config.InitAdapter, once: a resumed run that had done it skips it.
+func (r *Run) WarmStart(ctx context.Context) error {
+	return r.WarmStartWith(ctx, func() ([]train.Sequence, error) { return r.Demonstrations(ctx, r.Config.WarmStart.Demos) })
+}
+
+// WarmStartWith is WarmStart on the demonstrations demos returns (called
+// only when the warm start is due), e.g. a user's expert file.
+func (r *Run) WarmStartWith(ctx context.Context, demos func() ([]train.Sequence, error)) error {
+	ws := r.Config.WarmStart
+	if (ws.Demos == 0 && r.Config.InitAdapter == "") || r.State.WarmStarted || r.State.Iteration > 0 {
+		return nil
+	}
+	r.BeginIteration(0)
+	if path := r.Config.InitAdapter; path != "" {
+		if err := r.Trainer.LoadAdapter(path); err != nil {
+			return fmt.Errorf("init_adapter: %w", err)
+		}
+		r.logf("actor initialised from %s", path)
+	} else {
+		seqs, err := demos()
+		if err != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
+		r.endPhase("rollout")
+		if err := r.FineTune(ctx, seqs, ws, 0); err != nil {
+			return fmt.Errorf("warm start: %w", err)
+		}
+	}
+	if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", warmStartAdapter+".gguf")); err != nil {
+		return err
+	}
+	if err := r.handOver(ctx); err != nil {
+		return err
+	}
+	return r.commit(0, false)
+}
+
+// warmStartAdapter names the file of the actor as the warm start left it,
+// kept as a reference policy.
+const warmStartAdapter = "warm_start"
+
+// SFT trains the active adapter on s.Demos expert demonstrations of the
+// built-in expert (see FineTune).
+func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
+	demos, err := r.Demonstrations(ctx, s.Demos)
+	if err != nil {
+		return err
+	}
+	r.endPhase("rollout")
+	return r.FineTune(ctx, demos, s, it)
+}
+
+// FineTune trains the active adapter on demos for s.Epochs epochs at
+// s.LR, one optimiser step per s.BatchTokens tokens, and records the mean
+// loss in the iteration's metrics.
+func (r *Run) FineTune(ctx context.Context, demos []train.Sequence, s SFTConfig, it int) error {
+	if err := r.Trainer.SetLR(s.LR); err != nil {
+		return err
+	}
+	losses := 0.0
+	steps, tokens := 0, 0
+	perEpoch := max(1, totalTokens(demos)/s.BatchTokens)
+	start, logged := time.Now(), time.Now()
+	for epoch := range s.Epochs {
+		for _, mb := range r.Minibatches(it, epoch, len(demos), perEpoch) {
+			if err := ctx.Err(); err != nil {
+				return err
+			}
+			res, err := r.Update(demos, r.MicroBatches(demos, mb), func([]int) train.Loss { return train.CrossEntropy{} })
+			if err != nil {
+				return err
+			}
+			losses += res.Loss
+			steps++
+			tokens += res.Tokens
+			// A long fine-tuning says how it goes every half minute.
+			if time.Since(logged) > 30*time.Second {
+				logged = time.Now()
+				el := time.Since(start).Seconds()
+				r.logf("sft: step %d/%d, loss %.4f, %.0f tok/s, ETA %s", steps, s.Epochs*perEpoch, res.Loss,
+					float64(tokens)/el, round(el/float64(steps)*float64(s.Epochs*perEpoch-steps)))
+			}
+		}
+	}
+	r.metrics.Loss = losses / float64(steps)
+	r.metrics.Losses["sft"] = r.metrics.Loss
+	secs := r.endPhase("train")
+	r.logf("sft: %d demonstrations, %d epochs, %d steps in %s, loss %.4f", len(demos), s.Epochs, steps, round(secs), r.metrics.Loss)
+	return nil
+}
+
+func totalTokens(seqs []train.Sequence) int {
+	n := 0
+	for _, s := range seqs {
+		n += len(s.Tokens)
+	}
+	return n
+}

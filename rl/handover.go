@@ -1,0 +1,62 @@
+package rl
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+)
+
+// handOver gives the collector the actor's current weights (see
+// HandOver) and removes the previous hand-over file.
+func (r *Run) handOver(ctx context.Context) error {
+	path, err := HandOver(ctx, r.Trainer, r.collector, r.actorSnapshot(llm.Sampling{}), filepath.Join(r.Dir, "adapters"))
+	if err != nil {
+		return err
+	}
+	removeFile(r.actorFile)
+	r.actorFile = path
+	return nil
+}
+
+// HandOver writes the trainer's active adapter to a new file in memory
+// (/dev/shm where there is one, else fallbackDir) and has the collector
+// load it in place of the adapters of snap, the policy it replaces. It
+// returns the new file, which the next snapshots name.
+func HandOver(ctx context.Context, tr *train.Trainer, c Collector, snap Snapshot, fallbackDir string) (string, error) {
+	dir := ramDir()
+	if dir == "" {
+		dir = fallbackDir
+	}
+	f, err := os.CreateTemp(dir, "agentrl-adapter-*.gguf")
+	if err != nil {
+		return "", err
+	}
+	path := f.Name()
+	f.Close()
+	if err := tr.SaveAdapter(path); err != nil {
+		os.Remove(path)
+		return "", err
+	}
+	snap.Adapters = []AdapterFile{{Path: path, Scale: 1}}
+	if err := c.Load(ctx, snap); err != nil {
+		os.Remove(path)
+		return "", fmt.Errorf("hand the adapter to the engine: %w", err)
+	}
+	return path, nil
+}
+
+// ramDir is a memory-backed directory for the hand-over files, or "".
+func ramDir() string {
+	if st, err := os.Stat("/dev/shm"); err == nil && st.IsDir() {
+		if f, err := os.CreateTemp("/dev/shm", ".agentrl-probe-*"); err == nil {
+			f.Close()
+			os.Remove(f.Name())
+			return "/dev/shm"
+		}
+	}
+	return ""
+}

@@ -1,0 +1,166 @@
+package rl
+
+import (
+	"math/rand/v2"
+
+	"github.com/agentrl/agentrl/llm/train"
+)
+
+// UpdateResult sums up the optimiser steps of one Update.
+type UpdateResult struct {
+	Steps   int
+	Loss    float64 // mean over the steps
+	Tokens  int
+	Metrics map[string]float64 // means over the micro-batches
+}
+
+// Update takes one optimiser step of the active adapter over the
+// micro-batches given as indices into seqs (see MicroBatches): lossFor
+// builds the loss of each micro-batch from its indices, and the
+// gradients of all are averaged.
+func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []int) train.Loss) (UpdateResult, error) {
+	var res UpdateResult
+	sum := map[string]float64{}
+	loss := 0.0
+	for _, b := range micro {
+		part := make([]train.Sequence, len(b))
+		for i, k := range b {
+			part[i] = seqs[k]
+		}
+		out, err := r.Trainer.Accumulate(part, lossFor(b))
+		if err != nil {
+			r.Trainer.ZeroGrad()
+			return res, err
+		}
+		loss += out.Loss
+		res.Tokens += out.Tokens
+		for k, v := range out.Metrics {
+			sum[k] += v
+		}
+	}
+	if _, err := r.Trainer.Step(); err != nil {
+		return res, err
+	}
+	res.Steps = 1
+	res.Loss = loss / float64(len(micro))
+	res.Metrics = map[string]float64{}
+	for k, v := range sum {
+		res.Metrics[k] = v / float64(len(micro))
+	}
+	r.State.GradSteps++
+	r.State.TrainTokens += int64(res.Tokens)
+	return res, nil
+}
+
+// LogProbs is the trainer's LogProbs of the active adapter (base: of the
+// base model) over seqs, computed micro-batch by micro-batch (see
+// MicroBatches) so that a whole iteration's sequences never make one
+// graph.
+func (r *Run) LogProbs(seqs []train.Sequence, base bool) ([][]float32, error) {
+	idx := make([]int, len(seqs))
+	for i := range idx {
+		idx[i] = i
+	}
+	out := make([][]float32, len(seqs))
+	for _, mb := range r.MicroBatches(seqs, idx) {
+		part := make([]train.Sequence, len(mb))
+		for i, k := range mb {
+			part[i] = seqs[k]
+		}
+		var lp [][]float32
+		var err error
+		if base {
+			lp, err = r.Trainer.BaseLogProbs(part)
+		} else {
+			lp, err = r.Trainer.LogProbs(part)
+		}
+		if err != nil {
+			return nil, err
+		}
+		for i, k := range mb {
+			out[k] = lp[i]
+		}
+	}
+	return out, nil
+}
+
+// MicroBatches groups the indexed sequences, in order, into micro-batches
+// of at most LoRA.BatchTokens tokens (a longer sequence is one of its own).
+func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {
+	return microBatches(seqs, idx, r.Config.LoRA.BatchTokens)
+}
+
+// microBatches groups the indexed sequences, in order, into batches of at
+// most budget tokens (a longer sequence is a batch of its own).
+func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
+	var out [][]int
+	var cur []int
+	n := 0
+	for _, k := range idx {
+		l := len(seqs[k].Tokens)
+		if len(cur) > 0 && n+l > budget {
+			out = append(out, cur)
+			cur, n = nil, 0
+		}
+		cur = append(cur, k)
+		n += l
+	}
+	if len(cur) > 0 {
+		out = append(out, cur)
+	}
+	return out
+}
+
+// Minibatches shuffles 0..n-1 with the iteration's seed and deals them
+// into m minibatches (fewer when n < m).
+func (r *Run) Minibatches(it, epoch, n, m int) [][]int {
+	rng := rand.New(rand.NewPCG(r.IterSeed(it, seedShuffle), uint64(epoch)))
+	perm := rng.Perm(n)
+	m = max(min(m, n), 1)
+	out := make([][]int, m)
+	for i, k := range perm {
+		out[i%m] = append(out[i%m], k)
+	}
+	return out
+}
+
+// UpdatePairs takes one optimiser step of the active adapter over
+// preference pairs of seqs, in the given order: the pairs are dealt into
+// micro-batches of at most LoRA.BatchTokens tokens that each hold whole
+// pairs, and lossFor builds each micro-batch's loss from its pairs, whose
+// sequence indices are local to the micro-batch, and their indices in
+// pairs.
+func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int, lossFor func(local []train.Pair, idx []int) train.Loss) (UpdateResult, error) {
+	var micro, idx [][]int
+	var local [][]train.Pair
+	var cur, curIdx []int
+	var curPairs []train.Pair
+	n := 0
+	flush := func() {
+		if len(cur) > 0 {
+			micro = append(micro, cur)
+			local = append(local, curPairs)
+			idx = append(idx, curIdx)
+		}
+		cur, curPairs, curIdx, n = nil, nil, nil, 0
+	}
+	for _, k := range order {
+		p := pairs[k]
+		l := len(seqs[p.Chosen].Tokens) + len(seqs[p.Rejected].Tokens)
+		if len(cur) > 0 && n+l > r.Config.LoRA.BatchTokens {
+			flush()
+		}
+		lp := p
+		lp.Chosen, lp.Rejected = len(cur), len(cur)+1
+		cur = append(cur, p.Chosen, p.Rejected)
+		curPairs = append(curPairs, lp)
+		curIdx = append(curIdx, k)
+		n += l
+	}
+	flush()
+	batch := 0
+	return r.Update(seqs, micro, func([]int) train.Loss {
+		batch++
+		return lossFor(local[batch-1], idx[batch-1])
+	})
+}
