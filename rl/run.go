@@ -96,9 +96,11 @@ type Run struct {
 	// resumedAt is the iteration the run stood at when this process
 	// opened it.
 	resumedAt int
-	phase     time.Time
-	started   time.Time // of this process's part of the run
-	wall0     float64   // wall seconds before this process
+	// ctx is the run's context, for the long calls that take none.
+	ctx     context.Context
+	phase   time.Time
+	started time.Time // of this process's part of the run
+	wall0   float64   // wall seconds before this process
 }
 
 // Options are what a run needs besides its Config.
@@ -195,6 +197,7 @@ func (r *Run) AddAdapter(name string, opts train.AdapterOptions) error {
 // Resume loads the adapters' checkpoints of the last finished iteration
 // (nothing on a new run) and hands the actor to the engine.
 func (r *Run) Resume(ctx context.Context) error {
+	r.ctx = ctx
 	if r.State.Iteration > 0 || r.State.WarmStarted {
 		dir := r.checkpointDir(r.State.Iteration)
 		for _, name := range r.adapters {
@@ -446,6 +449,14 @@ func writeFileAtomic(path string, data []byte) error {
 		return err
 	}
 	return os.Rename(tmp, path)
+}
+
+// stopped is the run context's error, once it has ended.
+func (r *Run) stopped() error {
+	if r.ctx == nil {
+		return nil
+	}
+	return r.ctx.Err()
 }
 
 // Model is the base model as the engine loaded it: its tokenizer and chat

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/initmodel"
@@ -145,5 +146,43 @@ func TestRunStopsWhenEveryEpisodeFails(t *testing.T) {
 	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &broken{} }})
 	if err == nil || !strings.Contains(err.Error(), "every one of 32 episodes failed") || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("want an error saying every episode failed and why, got %v", err)
+	}
+}
+
+// TestStopLosesAtMostAnIteration stops a run (as Ctrl-C does) after its
+// first iteration: Train returns the cancellation, and the state still
+// names the last finished iteration, from which --resume goes on.
+func TestStopLosesAtMostAnIteration(t *testing.T) {
+	dir := t.TempDir()
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() {
+		done <- Train(ctx, lettersConfig("grpo", 50), Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }})
+	}()
+	for {
+		if _, started, _ := readState(dir); started {
+			break
+		}
+		select {
+		case err := <-done:
+			t.Fatalf("the run ended before it was stopped: %v", err)
+		case <-time.After(20 * time.Millisecond):
+		}
+	}
+	cancel()
+	select {
+	case err := <-done:
+		if !errors.Is(err, context.Canceled) {
+			t.Fatalf("want the cancellation, got %v", err)
+		}
+	case <-time.After(2 * time.Minute):
+		t.Fatal("the run did not stop within two minutes of the request")
+	}
+	st, _, err := readState(dir)
+	if err != nil || st.Finished || st.Iteration < 1 || st.Iteration >= 50 {
+		t.Fatalf("state after the stop: %+v, %v", st, err)
+	}
+	if n := len(readMetrics(t, dir)); n != st.Iteration {
+		t.Fatalf("%d metrics lines for %d finished iterations", n, st.Iteration)
 	}
 }

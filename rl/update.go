@@ -23,6 +23,12 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 	sum := map[string]float64{}
 	loss := 0.0
 	for _, b := range micro {
+		// A stop request (Ctrl-C) ends the iteration between
+		// micro-batches; the run resumes from its last finished one.
+		if err := r.stopped(); err != nil {
+			r.Trainer.ZeroGrad()
+			return res, err
+		}
 		part := make([]train.Sequence, len(b))
 		for i, k := range b {
 			part[i] = seqs[k]
@@ -63,6 +69,9 @@ func (r *Run) LogProbs(seqs []train.Sequence, base bool) ([][]float32, error) {
 	}
 	out := make([][]float32, len(seqs))
 	for _, mb := range r.MicroBatches(seqs, idx) {
+		if err := r.stopped(); err != nil {
+			return nil, err
+		}
 		part := make([]train.Sequence, len(mb))
 		for i, k := range mb {
 			part[i] = seqs[k]
