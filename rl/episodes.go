@@ -64,10 +64,7 @@ func (r *Run) TaskSeed0(it, tasks int) int64 {
 // the tasks of an iteration's rollouts, counting their steps as
 // environment steps.
 func (r *Run) ExpertEpisodes(ctx context.Context, seed0 int64, tasks int) ([]rollout.Trajectory, error) {
-	trajs, err := rollout.Run(ctx, rollout.Config{
-		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: tasks, Split: envs.Train, Seed0: seed0,
-		MaxSteps: r.Config.Rollout.MaxSteps,
-	}, rollout.Expert())
+	trajs, err := r.playExpert(ctx, seed0, tasks)
 	for _, t := range trajs {
 		r.State.EnvSteps += int64(len(t.Steps))
 	}
@@ -75,6 +72,15 @@ func (r *Run) ExpertEpisodes(ctx context.Context, seed0 int64, tasks int) ([]rol
 		return nil, fmt.Errorf("expert episodes: %w", err)
 	}
 	return trajs, nil
+}
+
+// playExpert plays the environment's expert on tasks train tasks from
+// seed0.
+func (r *Run) playExpert(ctx context.Context, seed0 int64, tasks int) ([]rollout.Trajectory, error) {
+	return rollout.Run(ctx, rollout.Config{
+		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: tasks, Split: envs.Train, Seed0: seed0,
+		MaxSteps: r.Config.Rollout.MaxSteps,
+	}, rollout.Expert())
 }
 
 // play runs episodes with the actor through the collector.
@@ -100,10 +106,7 @@ func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) (rol
 // loss on the actions). Their steps count as environment steps once per
 // run, however often a run (or its resumption) replays them.
 func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, error) {
-	trajs, err := rollout.Run(ctx, rollout.Config{
-		NewEnv: r.NewEnv, Parallel: r.Config.Rollout.Parallel, Episodes: n, Split: envs.Train,
-		MaxSteps: r.Config.Rollout.MaxSteps,
-	}, rollout.Expert())
+	trajs, err := r.playExpert(ctx, 0, n)
 	if err != nil {
 		return nil, fmt.Errorf("expert demonstrations: %w", err)
 	}
@@ -173,17 +176,6 @@ func (r *Run) WarmStartWith(ctx context.Context, demos func() ([]train.Sequence,
 // warmStartAdapter names the file of the actor as the warm start left it,
 // kept as a reference policy.
 const warmStartAdapter = "warm_start"
-
-// SFT trains the active adapter on s.Demos expert demonstrations of the
-// built-in expert (see FineTune).
-func (r *Run) SFT(ctx context.Context, s SFTConfig, it int) error {
-	demos, err := r.Demonstrations(ctx, s.Demos)
-	if err != nil {
-		return err
-	}
-	r.endPhase("rollout")
-	return r.FineTune(ctx, demos, s, it)
-}
 
 // FineTune trains the active adapter on demos for s.Epochs epochs at
 // s.LR, one optimiser step per s.BatchTokens tokens, and records the mean

@@ -46,7 +46,7 @@ func trainGRPO(ctx context.Context, r *Run) error {
 				returns[i] = penalisedReturn(t, c.InvalidPenalty)
 			}
 			adv := GroupAdvantages(returns, 1e-6)
-			if adv[0] == 0 && allZero(adv) {
+			if allZero(adv) {
 				flat++
 				continue
 			}

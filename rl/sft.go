@@ -1,6 +1,10 @@
 package rl
 
-import "context"
+import (
+	"context"
+
+	"github.com/agentrl/agentrl/llm/train"
+)
 
 // trainSFT is the supervised baseline: the actor is fine-tuned on
 // SFT.Demos expert demonstrations of the train split, loss on the action
@@ -9,9 +13,19 @@ import "context"
 func trainSFT(ctx context.Context, r *Run) error {
 	s := r.Config.SFT
 	s.Epochs = 1
+	// The demonstrations are played once; every iteration is an epoch
+	// over them.
+	var demos []train.Sequence
 	for it := r.State.Iteration + 1; it <= r.Config.Iterations; it++ {
 		r.BeginIteration(it)
-		if err := r.SFT(ctx, s, it); err != nil {
+		if demos == nil {
+			var err error
+			if demos, err = r.Demonstrations(ctx, s.Demos); err != nil {
+				return err
+			}
+			r.endPhase("rollout")
+		}
+		if err := r.FineTune(ctx, demos, s, it); err != nil {
 			return err
 		}
 		if err := r.EndIteration(ctx, it); err != nil {
