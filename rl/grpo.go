@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rollout"
@@ -175,15 +176,19 @@ func (r *Run) Reference(kl float64, which string) (func([]train.Sequence) ([][]f
 	case which == "base":
 		return func(seqs []train.Sequence) ([][]float32, error) { return r.LogProbs(seqs, true) }, nil
 	}
-	if err := r.Trainer.AddAdapter("reference", train.AdapterOptions{}); err != nil {
-		return nil, err
-	}
-	path := filepath.Join(r.Dir, "adapters", warmStartAdapter+".gguf")
-	if err := r.Trainer.UseAdapter("reference"); err != nil {
-		return nil, err
-	}
-	if err := r.Trainer.LoadAdapter(path); err != nil {
-		return nil, fmt.Errorf("reference policy: %w", err)
+	// The warm-start policy is loaded once, as the trainer adapter
+	// "reference", whose values no step changes.
+	if !slices.Contains(r.Trainer.AdapterNames(), "reference") {
+		if err := r.Trainer.AddAdapter("reference", train.AdapterOptions{}); err != nil {
+			return nil, err
+		}
+		path := filepath.Join(r.Dir, "adapters", warmStartAdapter+".gguf")
+		if err := r.Trainer.UseAdapter("reference"); err != nil {
+			return nil, err
+		}
+		if err := r.Trainer.LoadAdapter(path); err != nil {
+			return nil, fmt.Errorf("reference policy: %w", err)
+		}
 	}
 	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 		return nil, err

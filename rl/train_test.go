@@ -6,12 +6,14 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/train"
 )
 
 // letters is a one-step task a random model can learn: its reward is the
@@ -184,5 +186,61 @@ func TestStopLosesAtMostAnIteration(t *testing.T) {
 	}
 	if n := len(readMetrics(t, dir)); n != st.Iteration {
 		t.Fatalf("%d metrics lines for %d finished iterations", n, st.Iteration)
+	}
+}
+
+// TestWarmStartReference: the warm-start reference policy can be asked for
+// again (StepAgent does so every cycle) and gives the warm start's
+// log-probabilities, whatever the actor has become since.
+func TestWarmStartReference(t *testing.T) {
+	model := byteModel(t)
+	init := filepath.Join(t.TempDir(), "init.gguf")
+	tr, err := train.New(model, train.Config{Threads: 1, LoRA: train.LoRAConfig{Rank: 8}, Seed: 42})
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = tr.SaveAdapter(init)
+	tr.Close()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg := lettersConfig("grpo", 2)
+	cfg.InitAdapter, cfg.GRPO.KL, cfg.GRPO.Reference = init, 0.05, "warm_start"
+	r, err := Open(cfg, Options{ModelPath: model, Dir: t.TempDir(), NewEnv: func() envs.Env { return &letters{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.WarmStart(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seqs := []train.Sequence{{Tokens: []int32{1, 40, 41, 42, 43}}}
+	first, err := r.Reference(1, "warm_start")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := first(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Trainer.Accumulate(seqs, train.CrossEntropy{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := r.Trainer.Step(); err != nil {
+		t.Fatal(err)
+	}
+	again, err := r.Reference(1, "warm_start")
+	if err != nil {
+		t.Fatalf("asking for the reference a second time: %v", err)
+	}
+	got, err := again(seqs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got[0], want[0]) || r.Trainer.ActiveAdapter() != ActorAdapter {
+		t.Fatalf("reference log-probs %v, want %v; active adapter %s", got[0], want[0], r.Trainer.ActiveAdapter())
 	}
 }

@@ -167,18 +167,15 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 		r.Logf("cycle %d: every sampled action equals the expert's; nothing to reflect on", cycle)
 		return nil
 	}
-	var ref [][]float32
-	var err error
+	refOf := func(seqs []train.Sequence) ([][]float32, error) { return r.LogProbs(seqs, false) }
 	if c.Reference == "warm_start" {
-		refOf, err := r.Reference(1, "warm_start")
-		if err != nil {
+		var err error
+		if refOf, err = r.Reference(1, "warm_start"); err != nil {
 			return err
 		}
-		ref, err = refOf(seqs)
-		if err != nil {
-			return err
-		}
-	} else if ref, err = r.LogProbs(seqs, false); err != nil {
+	}
+	ref, err := refOf(seqs)
+	if err != nil {
 		return err
 	}
 	for k := range pairs {
