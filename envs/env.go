@@ -8,6 +8,7 @@ package envs
 
 import (
 	"fmt"
+	"io"
 )
 
 // Split selects the task distribution an episode is drawn from. Train and
@@ -94,4 +95,12 @@ type Expert interface {
 	// ExpertAction returns the action an expert takes in the current state,
 	// formatted exactly as the agent should write it.
 	ExpertAction() (string, error)
+}
+
+// Close releases an environment instance that holds resources (a remote
+// session, a process): those implement io.Closer; the others need nothing.
+func Close(env Env) {
+	if c, ok := env.(io.Closer); ok {
+		c.Close()
+	}
 }

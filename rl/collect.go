@@ -61,9 +61,11 @@ type Collector interface {
 }
 
 // LocalCollector plays episodes in this process on an inference engine of
-// the snapshot's base model. It loads each adapter file once and, when a
-// snapshot no longer names an adapter, drops its cache entries and frees
-// it.
+// the snapshot's base model. It loads each adapter file once and keeps it
+// while the file exists, so that snapshots of several adapters (an actor
+// and a critic) can take turns; once a newer hand-over has replaced a file
+// and removed it, the collector drops the adapter's cache entries and
+// frees it.
 type LocalCollector struct {
 	Engine   *llm.Engine
 	NewEnv   func() envs.Env
@@ -79,7 +81,7 @@ func (c *LocalCollector) Load(ctx context.Context, p Snapshot) error {
 }
 
 // adapters returns the snapshot's adapters, loading the new ones and
-// freeing those it no longer names.
+// freeing those whose files are gone.
 func (c *LocalCollector) adapters(ctx context.Context, p Snapshot) ([]llm.AdapterScale, error) {
 	m := c.Engine.Model()
 	if p.Model != m.Info().Path {
@@ -101,7 +103,7 @@ func (c *LocalCollector) adapters(ctx context.Context, p Snapshot) ([]llm.Adapte
 		out[i] = llm.AdapterScale{Adapter: a, Scale: af.Scale}
 	}
 	for path, a := range c.loaded {
-		if slices.ContainsFunc(p.Adapters, func(af AdapterFile) bool { return af.Path == path }) {
+		if _, err := os.Stat(path); err == nil || slices.ContainsFunc(p.Adapters, func(af AdapterFile) bool { return af.Path == path }) {
 			continue
 		}
 		if err := c.Engine.DropAdapter(ctx, a); err != nil {

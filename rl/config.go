@@ -54,6 +54,8 @@ type Config struct {
 	ETO         ETOConfig  `yaml:"eto"`
 	// StepAgent is the stepagent algorithm's section (package stepagent).
 	StepAgent StepAgentConfig `yaml:"stepagent"`
+	// NLAC is the nlac algorithm's section (package nlac).
+	NLAC NLACConfig `yaml:"nlac"`
 }
 
 // RolloutConfig says how training episodes are played.
@@ -105,7 +107,7 @@ type LoRAConfig struct {
 	// 1.4x faster LoRA training on the CPU, but its log-probabilities move
 	// away from the sampler's (train.Config.F16Base), so only the
 	// algorithms whose losses compare the trainer with itself take it
-	// (sft, eto, stepagent with implicit reflection).
+	// (sft, eto, nlac, stepagent with implicit reflection).
 	F16Base bool `yaml:"f16_base"`
 }
 
@@ -218,6 +220,95 @@ type StepAgentConfig struct {
 	Minibatches int     `yaml:"minibatches"`
 }
 
+// NLACConfig is the natural-language actor-critic ("Natural Language
+// Actor-Critic", arXiv 2512.04601): a language successor model (the critic) predicts in
+// words what follows an action, trained by a language Bellman backup
+// against an EMA target copy; an evaluator turns predicted futures into a
+// critique ending in a judgement; a refinement rewrites actions judged
+// suboptimal; the actor is trained by NLL on the refined actions. Every
+// role is a prompt template (Prompts). See docs/nlac.md for what the
+// paper leaves open and what we chose.
+type NLACConfig struct {
+	// Method is "nlac", or an ablation: "self_distill" (no successor
+	// model: the evaluator reads the real continuation of the episode) or
+	// "nlql" (no refinement: Candidates actions are sampled and the one
+	// the evaluator rates best is distilled).
+	Method string `yaml:"method"`
+	// SharedAdapter makes one adapter play every role, as in the paper;
+	// by default the actor's adapter plays only the policy and a critic
+	// adapter the successor model, merge, evaluator and refinement, so
+	// that the policy's weights receive nothing but the distillation loss.
+	SharedAdapter bool `yaml:"shared_adapter"`
+	// Prompts is a directory of prompt templates that replace the built-in
+	// ones of the same name (successor, merge, evaluator, refine; see
+	// docs/nlac.md); empty: the built-in templates.
+	Prompts string `yaml:"prompts"`
+	// Merge makes the Bellman backup's target: "prompt" (the merge role,
+	// as in the paper) or "template" (what happened next and the predicted
+	// continuation joined by a fixed text: no model call, for models too
+	// small to merge reliably).
+	Merge string `yaml:"merge"`
+	// Buffer is the replay buffer's capacity in transitions (the oldest
+	// go first); Sampling draws from it "uniform" or "recent" (weight
+	// RecencyDecay^age in iterations).
+	Buffer       int     `yaml:"buffer"`
+	Sampling     string  `yaml:"sampling"`
+	RecencyDecay float64 `yaml:"recency_decay"`
+	// Batch is the transitions drawn from the buffer per iteration for
+	// the critic update and for policy improvement: the amount of data
+	// per update, kept small against forgetting.
+	Batch int `yaml:"batch"`
+	// Futures is k, the futures sampled per critique; Refinements is m,
+	// the rounds of refinement; Candidates the actions NLQL compares.
+	Futures     int `yaml:"futures"`
+	Refinements int `yaml:"refinements"`
+	Candidates  int `yaml:"candidates"`
+	// HistorySteps are the latest steps the role prompts show of the
+	// episode (the first observation, which states the task, always).
+	HistorySteps int `yaml:"history_steps"`
+	// Token budgets and sampling temperature of the critic's texts.
+	FutureTokens   int     `yaml:"future_tokens"`
+	CritiqueTokens int     `yaml:"critique_tokens"`
+	Temperature    float64 `yaml:"temperature"`
+	// Tau is the EMA rate of the critic's target after each critic step.
+	Tau      float64 `yaml:"tau"`
+	LR       float64 `yaml:"lr"`
+	CriticLR float64 `yaml:"critic_lr"`
+	// Epochs over each update's data, in Minibatches optimiser steps
+	// each, for the critic and for the actor.
+	Epochs      int `yaml:"epochs"`
+	Minibatches int `yaml:"minibatches"`
+	// UnparsedJudgement is how a critique without a judgement counts:
+	// "suboptimal" (refine it), "optimal" (keep the action) or "skip"
+	// (no distillation target).
+	UnparsedJudgement string `yaml:"unparsed_judgement"`
+	// InvalidRefinement is what a refinement the environment rejects
+	// becomes: "original" (the action it refined) or "drop".
+	InvalidRefinement string `yaml:"invalid_refinement"`
+	// ExpertShare adds expert demonstrations to each actor update, this
+	// many per distilled action (0: none), against forgetting.
+	ExpertShare float64 `yaml:"expert_share"`
+	// Warmup teaches the roles from the environment's ground truth before
+	// the first iteration (Tasks 0: none).
+	Warmup NLACWarmup `yaml:"warmup"`
+}
+
+// NLACWarmup teaches a small model the critic's roles from ground truth:
+// the actor and the expert play Tasks train tasks; each step gives a
+// future description of what really followed, a critique from the true
+// outcome and the expert's action, and a refinement into the expert's
+// action.
+type NLACWarmup struct {
+	Tasks       int     `yaml:"tasks"`
+	Epochs      int     `yaml:"epochs"`
+	LR          float64 `yaml:"lr"`
+	BatchTokens int     `yaml:"batch_tokens"`
+	// Replay mixes warm-up examples into every critic update, this many
+	// per backed-up target: the backup trains only the successor model,
+	// and a small critic forgets its other roles without them.
+	Replay float64 `yaml:"replay"`
+}
+
 // Algorithms names the algorithms a Config can select, sorted.
 func Algorithms() []string {
 	names := make([]string, 0, len(algorithms))
@@ -258,6 +349,12 @@ func DefaultConfig() Config {
 			Reflection: "implicit", Trajectories: 16, Samples: 4, Temperature: 1, LR: 2e-5, Epochs: 1,
 			Beta: 0.1, Reference: "cycle", DiscriminatorLR: 1e-4, JudgementToken: " Yes", NegativeToken: " No", MaxAccuracy: 0.95,
 			Clip: 0.2, Minibatches: 2,
+		},
+		NLAC: NLACConfig{
+			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
+			Futures: 1, Refinements: 1, Candidates: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, Temperature: 0.7,
+			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", InvalidRefinement: "original",
+			Warmup: NLACWarmup{Tasks: 32, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
 		},
 	}
 }
@@ -449,7 +546,7 @@ func (c *Config) Validate() error {
 	check(c.LoRA.BatchTokens >= 64, "lora.batch_tokens %d must be at least 64", c.LoRA.BatchTokens)
 	check(c.LoRA.MemoryMiB >= 0, "lora.memory_mib %d must not be negative", c.LoRA.MemoryMiB)
 	samplerRatios := c.Algorithm == "grpo" || c.Algorithm == "ppo" || (c.Algorithm == "stepagent" && c.StepAgent.Reflection == "irl")
-	check(!c.LoRA.F16Base || !samplerRatios, "lora.f16_base: %s compares the trainer's log-probabilities with the sampler's, which F16 base weights move apart; use it with sft, eto or implicit stepagent", c.Algorithm)
+	check(!c.LoRA.F16Base || !samplerRatios, "lora.f16_base: %s compares the trainer's log-probabilities with the sampler's, which F16 base weights move apart; use it with sft, eto, nlac or implicit stepagent", c.Algorithm)
 	sft := func(name string, s SFTConfig, required bool) {
 		check(s.Demos >= 0 && (!required || s.Demos > 0), "%s.demos %d must be positive", name, s.Demos)
 		check(s.Demos == 0 || (s.Epochs > 0 && s.LR > 0 && s.BatchTokens > 0), "%s.epochs %d, %s.lr %g and %s.batch_tokens %d must be positive",
@@ -497,6 +594,30 @@ func (c *Config) Validate() error {
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
 		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)
+	case "nlac":
+		sft("warm_start", c.WarmStart, false)
+		n := c.NLAC
+		check(slices.Contains([]string{"nlac", "self_distill", "nlql"}, n.Method), "nlac.method %q: want nlac, self_distill or nlql", n.Method)
+		check(n.Merge == "prompt" || n.Merge == "template", "nlac.merge %q: want prompt or template", n.Merge)
+		check(n.Buffer > 0 && n.Batch > 0, "nlac.buffer %d and nlac.batch %d must be positive", n.Buffer, n.Batch)
+		check(n.Sampling == "uniform" || n.Sampling == "recent", "nlac.sampling %q: want uniform or recent", n.Sampling)
+		check(n.RecencyDecay > 0 && n.RecencyDecay <= 1, "nlac.recency_decay %g must be in (0, 1]", n.RecencyDecay)
+		check(n.Futures > 0 && n.Refinements > 0 && n.Candidates > 0, "nlac.futures %d, nlac.refinements %d and nlac.candidates %d must be positive",
+			n.Futures, n.Refinements, n.Candidates)
+		check(n.HistorySteps > 0, "nlac.history_steps %d must be positive", n.HistorySteps)
+		check(n.FutureTokens > 0 && n.CritiqueTokens > 0, "nlac.future_tokens %d and nlac.critique_tokens %d must be positive", n.FutureTokens, n.CritiqueTokens)
+		check(n.Temperature >= 0, "nlac.temperature %g must not be negative", n.Temperature)
+		check(n.Tau > 0 && n.Tau <= 1, "nlac.tau %g must be in (0, 1]", n.Tau)
+		check(n.LR > 0 && n.CriticLR > 0 && n.Epochs > 0 && n.Minibatches > 0, "nlac.lr %g, nlac.critic_lr %g, nlac.epochs %d and nlac.minibatches %d must be positive",
+			n.LR, n.CriticLR, n.Epochs, n.Minibatches)
+		check(slices.Contains([]string{"suboptimal", "optimal", "skip"}, n.UnparsedJudgement), "nlac.unparsed_judgement %q: want suboptimal, optimal or skip", n.UnparsedJudgement)
+		check(n.InvalidRefinement == "original" || n.InvalidRefinement == "drop", "nlac.invalid_refinement %q: want original or drop", n.InvalidRefinement)
+		check(n.ExpertShare >= 0, "nlac.expert_share %g must not be negative", n.ExpertShare)
+		w := n.Warmup
+		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
+		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)
+		check(w.Tasks == 0 || (w.Epochs > 0 && w.LR > 0 && w.BatchTokens >= 64), "nlac.warmup.epochs %d and nlac.warmup.lr %g must be positive and nlac.warmup.batch_tokens %d at least 64",
+			w.Epochs, w.LR, w.BatchTokens)
 	}
 	return errors.Join(errs...)
 }

@@ -160,7 +160,7 @@ func (r *Run) WarmStartWith(ctx context.Context, demos func() ([]train.Sequence,
 			return fmt.Errorf("warm start: %w", err)
 		}
 		r.endPhase("rollout")
-		if err := r.FineTune(ctx, seqs, ws, 0); err != nil {
+		if err := r.FineTune(ctx, "warm start", seqs, ws, 0); err != nil {
 			return fmt.Errorf("warm start: %w", err)
 		}
 	}
@@ -179,8 +179,8 @@ const warmStartAdapter = "warm_start"
 
 // FineTune trains the active adapter on demos for s.Epochs epochs at
 // s.LR, one optimiser step per s.BatchTokens tokens, and records the mean
-// loss in the iteration's metrics.
-func (r *Run) FineTune(ctx context.Context, demos []train.Sequence, s SFTConfig, it int) error {
+// loss in the iteration's metrics; its progress lines begin with what.
+func (r *Run) FineTune(ctx context.Context, what string, demos []train.Sequence, s SFTConfig, it int) error {
 	if err := r.Trainer.SetLR(s.LR); err != nil {
 		return err
 	}
@@ -204,7 +204,7 @@ func (r *Run) FineTune(ctx context.Context, demos []train.Sequence, s SFTConfig,
 			if time.Since(logged) > 30*time.Second {
 				logged = time.Now()
 				el := time.Since(start).Seconds()
-				r.logf("sft: step %d/%d, loss %.4f, %.0f tok/s, ETA %s", steps, s.Epochs*perEpoch, res.Loss,
+				r.logf("%s: step %d/%d, loss %.4f, %.0f tok/s, ETA %s", what, steps, s.Epochs*perEpoch, res.Loss,
 					float64(tokens)/el, round(el/float64(steps)*float64(s.Epochs*perEpoch-steps)))
 			}
 		}
@@ -212,7 +212,7 @@ func (r *Run) FineTune(ctx context.Context, demos []train.Sequence, s SFTConfig,
 	r.metrics.Loss = losses / float64(steps)
 	r.metrics.Losses["sft"] = r.metrics.Loss
 	secs := r.endPhase("train")
-	r.logf("sft: %d demonstrations, %d epochs, %d steps in %s, loss %.4f", len(demos), s.Epochs, steps, round(secs), r.metrics.Loss)
+	r.logf("%s: %d sequences, %d epochs, %d steps in %s, loss %.4f", what, len(demos), s.Epochs, steps, round(secs), r.metrics.Loss)
 	return nil
 }
 

@@ -27,6 +27,12 @@ func (r *Run) handOver(ctx context.Context) error {
 // load it in place of the adapters of snap, the policy it replaces. It
 // returns the new file, which the next snapshots name.
 func HandOver(ctx context.Context, tr *train.Trainer, c Collector, snap Snapshot, fallbackDir string) (string, error) {
+	return HandOverFile(ctx, tr.SaveAdapter, c, snap, fallbackDir)
+}
+
+// HandOverFile is HandOver of the adapter that write writes to the path
+// it is given (e.g. a target network's average).
+func HandOverFile(ctx context.Context, write func(path string) error, c Collector, snap Snapshot, fallbackDir string) (string, error) {
 	dir := ramDir()
 	if dir == "" {
 		dir = fallbackDir
@@ -37,7 +43,7 @@ func HandOver(ctx context.Context, tr *train.Trainer, c Collector, snap Snapshot
 	}
 	path := f.Name()
 	f.Close()
-	if err := tr.SaveAdapter(path); err != nil {
+	if err := write(path); err != nil {
 		os.Remove(path)
 		return "", err
 	}

@@ -199,7 +199,7 @@ func (r *Run) AddAdapter(name string, opts train.AdapterOptions) error {
 func (r *Run) Resume(ctx context.Context) error {
 	r.ctx = ctx
 	if r.State.Iteration > 0 || r.State.WarmStarted {
-		dir := r.checkpointDir(r.State.Iteration)
+		dir := r.CheckpointDir(r.State.Iteration)
 		for _, name := range r.adapters {
 			if err := r.Trainer.UseAdapter(name); err != nil {
 				return err
@@ -234,7 +234,10 @@ func (r *Run) Close() {
 	}
 }
 
-func (r *Run) checkpointDir(it int) string {
+// CheckpointDir is the directory of iteration it's checkpoints, where an
+// algorithm keeps what else it must resume from (a target network, a
+// replay buffer); commit removes the older ones once the state names it.
+func (r *Run) CheckpointDir(it int) string {
 	return filepath.Join(r.Dir, "checkpoints", fmt.Sprintf("iter-%06d", it))
 }
 
@@ -308,7 +311,7 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 // commit checkpoints the adapters and writes the metrics and the state of
 // a finished iteration (0: the warm start).
 func (r *Run) commit(it int, finished bool) error {
-	dir := r.checkpointDir(it)
+	dir := r.CheckpointDir(it)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}

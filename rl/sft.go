@@ -25,7 +25,7 @@ func trainSFT(ctx context.Context, r *Run) error {
 			}
 			r.endPhase("rollout")
 		}
-		if err := r.FineTune(ctx, demos, s, it); err != nil {
+		if err := r.FineTune(ctx, "sft", demos, s, it); err != nil {
 			return err
 		}
 		if err := r.EndIteration(ctx, it); err != nil {

@@ -22,7 +22,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io"
 	"slices"
 	"sync"
 	"time"
@@ -403,9 +402,7 @@ func (w *worker) fail(t *Trajectory, err error) (*Trajectory, error) {
 // discard closes the worker's instance, if it can be closed, and forgets
 // it.
 func (w *worker) discard() {
-	if c, ok := w.env.(io.Closer); ok {
-		c.Close()
-	}
+	envs.Close(w.env)
 	w.env = nil
 }
 

@@ -77,7 +77,7 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 	collector := &rl.LocalCollector{Engine: e, NewEnv: newEnv, Parallel: 1}
 	defer collector.Close()
 	env := newEnv()
-	defer closeEnv(env)
+	defer envs.Close(env)
 	policy := rl.Snapshot{Model: modelPath, Adapters: []rl.AdapterFile{{Path: actorPath, Scale: 1}}}
 	if in.Steps, err = Inspect(ctx, collector, policy, env, prefixes, max(c.Samples, 1), cfg.Rollout.MaxTokens, c.Temperature, uint64(seed)); err != nil {
 		return in, err

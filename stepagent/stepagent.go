@@ -14,11 +14,11 @@ package stepagent
 import (
 	"context"
 	"fmt"
-	"io"
 	"math"
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rl"
@@ -100,7 +100,7 @@ func run(ctx context.Context, r *rl.Run) error {
 		env := r.NewEnv()
 		steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
 			r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(cycle, seedInspect))
-		closeEnv(env)
+		envs.Close(env)
 		if err != nil {
 			return err
 		}
@@ -410,11 +410,4 @@ func fileSequences(r *rl.Run, file []Trajectory, n int) ([]train.Sequence, error
 		return nil, fmt.Errorf("no expert conversation fits the context of %d tokens", r.Config.Rollout.Context)
 	}
 	return out, nil
-}
-
-// closeEnv closes an environment instance that holds resources.
-func closeEnv(e any) {
-	if c, ok := e.(io.Closer); ok {
-		c.Close()
-	}
 }

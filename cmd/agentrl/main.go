@@ -64,7 +64,7 @@ func newApp() *cli.App {
 			quantizeCommand(),
 			benchCommand(),
 			sftCommand(), pretrainCommand(),
-			trainCommand(), evalCommand(), reportCommand(), sweepCommand(), inspectCommand(),
+			trainCommand(), evalCommand(), reportCommand(), sweepCommand(), inspectCommand(), critiqueCommand(),
 		},
 	}
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/llm/models"
+	"github.com/agentrl/agentrl/nlac"
 	"github.com/agentrl/agentrl/rl"
 	"github.com/agentrl/agentrl/stepagent"
 )
@@ -42,12 +43,17 @@ var algorithmUsage = map[string]string{
 	"grpo":      "group relative policy optimisation: G episodes per task, group-normalised returns, clipped objective",
 	"ppo":       "proximal policy optimisation with a critic adapter and GAE over turns",
 	"eto":       "exploration-based trajectory optimisation: DPO on failed vs expert trajectories",
+	"nlac":      "natural-language actor-critic: a critic that predicts futures and writes critiques, refinement, distillation",
 	"stepagent": "StepAgent: inspect the agent at every step of expert trajectories, reflect by step-level DPO or inverse RL",
 }
 
 // algorithmFlags are the flags of one algorithm, each setting a key of
 // its section (flagSettings).
 var algorithmFlags = map[string][]cli.Flag{
+	"nlac": {
+		&cli.StringFlag{Name: "method", Usage: "nlac, or an ablation: self_distill (no successor model) or nlql (no refinement); default nlac"},
+		&cli.IntFlag{Name: "warmup-tasks", Usage: "train tasks of the critic's warm-up on ground truth (0: none; default 32, for small models)"},
+	},
 	"stepagent": {
 		&cli.StringFlag{Name: "expert", Usage: "expert conversations (`FILE.jsonl`: AgentInstruct/ETO \"conversations\" or \"messages\"); default: the built-in expert"},
 		&cli.StringFlag{Name: "reflection", Usage: "implicit (step-level DPO) or irl (discriminator step rewards and PPO); default implicit"},
@@ -56,7 +62,10 @@ var algorithmFlags = map[string][]cli.Flag{
 }
 
 // flagSettings map algorithm flags to configuration keys.
-var flagSettings = map[string]string{"expert": "stepagent.expert", "reflection": "stepagent.reflection", "cycles": "iterations"}
+var flagSettings = map[string]string{
+	"expert": "stepagent.expert", "reflection": "stepagent.reflection", "cycles": "iterations",
+	"method": "nlac.method", "warmup-tasks": "nlac.warmup.tasks",
+}
 
 func trainRunFlags() []cli.Flag {
 	return []cli.Flag{
@@ -245,6 +254,35 @@ func inspectCommand() *cli.Command {
 				return err
 			}
 			return in.WriteText(c.App.Writer)
+		},
+	}
+}
+
+func critiqueCommand() *cli.Command {
+	return &cli.Command{
+		Name:  "critique",
+		Usage: "show what an NLAC run's critic makes of one episode of its actor: predicted futures, critiques, judgements, refinements",
+		Flags: []cli.Flag{
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the NLAC run directory (`RUNDIR`)"},
+			&cli.StringFlag{Name: "env", Usage: "environment of the episode (default: the run's)"},
+			&cli.Int64Flag{Name: "seed", Usage: "task seed of the episode"},
+			&cli.StringFlag{Name: "split", Value: string(envs.Test), Usage: "split of the task"},
+		},
+		Action: func(c *cli.Context) error {
+			dir := c.String("run")
+			_, modelPath, newEnv, err := openRunDir(dir, c.String("env"))
+			if err != nil {
+				return err
+			}
+			split, err := envs.ParseSplit(c.String("split"))
+			if err != nil {
+				return err
+			}
+			cr, err := nlac.CritiqueRun(c.Context, dir, modelPath, newEnv, split, c.Int64("seed"))
+			if err != nil {
+				return err
+			}
+			return cr.WriteText(c.App.Writer)
 		},
 	}
 }

@@ -51,38 +51,48 @@ func (t *Trainer) writeAdapter(path string, params []*param, values [][]float32)
 // to continue training it. The adapter must have been made for this model
 // with the trainer's rank, alpha and targets.
 func (t *Trainer) LoadAdapter(path string) error {
-	if t.cfg.Full {
-		return errors.New("load adapter: the trainer trains every weight, not an adapter")
-	}
-	f, err := openGGUF(path, "adapter")
+	values, err := t.readAdapter(path)
 	if err != nil {
 		return err
-	}
-	defer f.Close()
-	fail := func(format string, args ...any) error {
-		return fmt.Errorf("adapter %s: %s", path, fmt.Sprintf(format, args...))
-	}
-	if typ, _ := f.GetString("adapter.type"); typ != "lora" {
-		return fail("adapter.type is %q, want lora", typ)
-	}
-	if arch := f.Architecture(); arch != t.h.Arch {
-		return fail("made for architecture %q, the model is %s", arch, t.h.Arch)
-	}
-	if alpha, err := f.GetFloat32("adapter.lora.alpha"); err != nil || alpha != t.cfg.LoRA.Alpha {
-		return fail("LoRA alpha %v differs from the trainer's %g", alpha, t.cfg.LoRA.Alpha)
-	}
-	values, err := readParams(f, t.net.params, "")
-	if err != nil {
-		return fail("%v", err)
-	}
-	if len(f.Tensors) != len(t.net.params) {
-		return fail("%d tensors, the trainer's targets %v make %d (another rank or target set?)", len(f.Tensors), t.cfg.LoRA.Targets, len(t.net.params))
 	}
 	for i, p := range t.net.params {
 		p.fromFile(p.value, values[i])
 	}
 	t.net.uploadParams()
 	return nil
+}
+
+// readAdapter reads a GGUF adapter made for this trainer's model, rank,
+// alpha and targets: the values of its parameters in file layout.
+func (t *Trainer) readAdapter(path string) ([][]float32, error) {
+	if t.cfg.Full {
+		return nil, errors.New("load adapter: the trainer trains every weight, not an adapter")
+	}
+	f, err := openGGUF(path, "adapter")
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	fail := func(format string, args ...any) error {
+		return fmt.Errorf("adapter %s: %s", path, fmt.Sprintf(format, args...))
+	}
+	if typ, _ := f.GetString("adapter.type"); typ != "lora" {
+		return nil, fail("adapter.type is %q, want lora", typ)
+	}
+	if arch := f.Architecture(); arch != t.h.Arch {
+		return nil, fail("made for architecture %q, the model is %s", arch, t.h.Arch)
+	}
+	if alpha, err := f.GetFloat32("adapter.lora.alpha"); err != nil || alpha != t.cfg.LoRA.Alpha {
+		return nil, fail("LoRA alpha %v differs from the trainer's %g", alpha, t.cfg.LoRA.Alpha)
+	}
+	values, err := readParams(f, t.net.params, "")
+	if err != nil {
+		return nil, fail("%v", err)
+	}
+	if len(f.Tensors) != len(t.net.params) {
+		return nil, fail("%d tensors, the trainer's targets %v make %d (another rank or target set?)", len(f.Tensors), t.cfg.LoRA.Targets, len(t.net.params))
+	}
+	return values, nil
 }
 
 // openGGUF opens a GGUF file that must be of the given general.type.
@@ -255,6 +265,19 @@ func (e *EMA) Update(tau float64) error {
 		for k, v := range current {
 			avg[k] = float32((1-tau)*float64(avg[k]) + tau*float64(v))
 		}
+	}
+	return nil
+}
+
+// LoadAdapter sets the average from a GGUF adapter written by SaveAdapter,
+// e.g. to resume a run with its target network.
+func (e *EMA) LoadAdapter(path string) error {
+	values, err := e.t.readAdapter(path)
+	if err != nil {
+		return err
+	}
+	for i, p := range e.t.net.params {
+		p.fromFile(e.values[i], values[i])
 	}
 	return nil
 }

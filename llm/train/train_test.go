@@ -339,6 +339,17 @@ func TestEMA(t *testing.T) {
 			}
 		}
 	}
+	// A resumed run reads the average back into a fresh trainer's EMA.
+	back := other.NewEMA()
+	perturb(other, 0.05, 6)
+	if err := back.LoadAdapter(path); err != nil {
+		t.Fatal(err)
+	}
+	for i := range back.values {
+		if !slices.Equal(back.values[i], ema.values[i]) {
+			t.Fatalf("parameter %d: the average read back differs from the one saved", i)
+		}
+	}
 	if err := ema.Update(1.5); err == nil {
 		t.Error("rate 1.5 accepted")
 	}

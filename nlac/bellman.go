@@ -1,0 +1,176 @@
+package nlac
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentrl/agentrl/envs"
+)
+
+// The language Bellman backup builds the successor model's target for a
+// transition (s, a, r, s'): at the end of an episode, the true outcome;
+// otherwise what really happened next (s', r) merged with the target
+// successor model's prediction d' of what follows a' ~ pi(s'), the near
+// future in more detail than the distant one (the text analogue of
+// discounting).
+
+// outcome is the final line of every future description: how the episode
+// really ended, which the evaluator's judgement rests on.
+func outcome(e *Episode, after int) string {
+	tr := &e.Trajectory
+	verdict := "failure"
+	if tr.Success {
+		verdict = "success"
+	}
+	more := ""
+	switch {
+	case after == 1:
+		more = ", 1 step later"
+	case after > 1:
+		more = fmt.Sprintf(", %d steps later", after)
+	}
+	return fmt.Sprintf("Outcome: %s (score %.2f%s).", verdict, tr.Score, more)
+}
+
+// terminalTarget is the backup's target at the last step of an episode:
+// the environment's last answer and the true outcome.
+func terminalTarget(t Transition) string {
+	ended := "the episode ends"
+	if t.Episode.Trajectory.Truncated {
+		ended = "the episode is cut at the step limit"
+	}
+	return fmt.Sprintf("Next: %q (reward %.2f); %s.\n%s",
+		clip(t.nextObservation(), 300), t.step().Reward, ended, outcome(t.Episode, 0))
+}
+
+// TrueFuture describes what really followed the transition's action, in
+// the successor model's form: the next answer in detail, the following
+// steps more briefly, the rest counted, and the outcome. It is the
+// self-distillation ablation's future and the warm-up's target.
+func TrueFuture(t Transition) string {
+	if t.Done() {
+		return terminalTarget(t)
+	}
+	steps := t.Episode.Trajectory.Steps
+	var b strings.Builder
+	fmt.Fprintf(&b, "Next: %q (reward %.2f).\n", clip(t.nextObservation(), 300), t.step().Reward)
+	shown := 0
+	for i := t.Step + 1; i < len(steps) && shown < 3; i++ {
+		answer := Transition{Episode: t.Episode, Step: i}.nextObservation()
+		fmt.Fprintf(&b, "Then: %s -> %q.\n", actionText(steps[i].ParsedAction, steps[i].Action), clip(answer, 120>>shown))
+		shown++
+	}
+	if rest := len(steps) - 1 - t.Step - shown; rest > 0 {
+		fmt.Fprintf(&b, "Then %d more steps.\n", rest)
+	}
+	b.WriteString(outcome(t.Episode, len(steps)-1-t.Step))
+	return b.String()
+}
+
+// templateMerge is the backup's target built without the model (merge:
+// template): what happened next, then the action a' and its predicted
+// future d', shortened, its outcome line kept.
+func templateMerge(t Transition, nextAction, nextFuture string) string {
+	return fmt.Sprintf("Next: %q (reward %.2f).\nThen: %s.\n%s",
+		clip(t.nextObservation(), 300), t.step().Reward, nextAction, shorten(nextFuture, 400))
+}
+
+// shorten cuts a description to about n characters, keeping its last
+// line when that states the outcome.
+func shorten(d string, n int) string {
+	d = strings.TrimSpace(d)
+	if len([]rune(d)) <= n {
+		return d
+	}
+	last := ""
+	if i := strings.LastIndex(d, "\n"); i >= 0 && strings.HasPrefix(strings.TrimSpace(d[i+1:]), "Outcome") {
+		last = "\n" + strings.TrimSpace(d[i+1:])
+		d = d[:i]
+	}
+	return clip(d, n) + last
+}
+
+// mergeData fills the merge prompt of a transition.
+func mergeData(t Transition, nextAction, nextFuture string) func(*promptData) {
+	return func(d *promptData) {
+		d.NextObservation = clip(t.nextObservation(), 300)
+		d.Reward = t.step().Reward
+		d.NextAction = nextAction
+		d.NextFuture = shorten(nextFuture, 600)
+	}
+}
+
+// backup builds the language Bellman target of each record's transition:
+// the true outcome at the end of an episode; otherwise a' sampled from the
+// actor at s' (the prompt the actor really saw there), d' from the target
+// successor model at (s', a'), and the two merged with what happened next
+// by the target's merge role (or the fixed template).
+func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, counts *Counts) error {
+	var open []int
+	var actorPrompts [][]int32
+	for i := range recs {
+		if recs[i].TooLong {
+			continue
+		}
+		if t := recs[i].T; t.Done() {
+			recs[i].Target = terminalTarget(t)
+		} else {
+			open = append(open, i)
+			actorPrompts = append(actorPrompts, t.next().PromptTokenIDs)
+		}
+	}
+	if len(open) == 0 {
+		return nil
+	}
+	next, err := m.generate(ctx, m.actor, actorPrompts, 1, m.actionTokens, m.rolloutTemperature, seed(seedNextAction))
+	if err != nil {
+		return fmt.Errorf("a' ~ pi(s'): %w", err)
+	}
+	successorPrompts := make([][]int32, len(open))
+	for k, i := range open {
+		recs[i].NextAction = actionText(envs.ParseAction(next[k][0]), next[k][0])
+		t := recs[i].T
+		after := Transition{Episode: t.Episode, Step: t.Step + 1}
+		if successorPrompts[k], err = m.promptTokens(roleSuccessor, after, recs[i].NextAction, nil, m.cfg.FutureTokens); err != nil {
+			return err
+		}
+	}
+	futures, err := m.generateSome(ctx, m.target, successorPrompts, 1, m.cfg.FutureTokens, m.cfg.Temperature, seed(seedTargetFuture))
+	if err != nil {
+		return fmt.Errorf("d' ~ M_target(s', a'): %w", err)
+	}
+	open, futures = fitting(recs, open, futures, counts)
+	if m.cfg.Merge == "template" {
+		for k, i := range open {
+			recs[i].Target = templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
+		}
+		return nil
+	}
+	mergePrompts := make([][]int32, len(open))
+	for k, i := range open {
+		fill := mergeData(recs[i].T, recs[i].NextAction, futures[k][0])
+		if mergePrompts[k], err = m.promptTokens(roleMerge, recs[i].T, recs[i].Action, fill, m.cfg.FutureTokens); err != nil {
+			return err
+		}
+	}
+	merged, err := m.generateSome(ctx, m.target, mergePrompts, 1, m.cfg.FutureTokens, m.cfg.Temperature, seed(seedMerge))
+	if err != nil {
+		return fmt.Errorf("merge: %w", err)
+	}
+	for k, i := range open {
+		switch {
+		case merged[k] == nil:
+			recs[i].TooLong, recs[i].Why = true, "merge prompt too long for the context"
+			counts.TooLong++
+		case merged[k][0] == "":
+			// An empty merge teaches nothing; the template keeps the
+			// transition's target.
+			recs[i].Target = templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
+			counts.EmptyMerges++
+		default:
+			recs[i].Target = merged[k][0]
+		}
+	}
+	return nil
+}

@@ -1,0 +1,294 @@
+package nlac
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl"
+	"github.com/agentrl/agentrl/rollout"
+)
+
+// roleModel plays the critic's roles through the collector: it renders a
+// role's prompt for a transition at the largest view that fits the
+// context, samples the role's texts with the policy snapshots of the
+// actor, the critic and the critic's target, and checks actions in the
+// environment.
+type roleModel struct {
+	cfg       rl.NLACConfig
+	prompts   *Prompts
+	model     *llm.Model
+	collector rl.Collector
+	newEnv    func() envs.Env
+	// instruction is the environment's instructions to the agent.
+	instruction string
+	// context is the engine's context per sequence.
+	context int
+	// actionTokens bound an action and rolloutTemperature samples it, as
+	// in the rollouts.
+	actionTokens       int
+	rolloutTemperature float64
+	// actor, critic and target are the snapshots of the policy, the
+	// successor model (which also evaluates and refines) and its EMA.
+	actor, critic, target rl.Snapshot
+	// envSteps counts the environment steps of the checks.
+	envSteps int64
+}
+
+// errTooLong marks a transition whose prompt does not fit the context at
+// any view; it is skipped and counted.
+var errTooLong = errors.New("the prompt does not fit the context")
+
+// prompt renders a role's conversation for transition t, the smallest
+// view first that leaves room for reserve tokens (an answer, or a target
+// text of that length), and returns it with its tokens.
+func (m *roleModel) prompt(role string, t Transition, action string, fill func(*promptData), reserve int) ([]chat.Message, []int32, error) {
+	for _, v := range views(m.cfg.HistorySteps) {
+		d := promptData{Instruction: clip(m.instruction, v.instructionChars), History: transcript(t.Episode, t.Step, v), Action: action}
+		if fill != nil {
+			fill(&d)
+		}
+		msgs, err := m.prompts.render(role, d)
+		if err != nil {
+			return nil, nil, err
+		}
+		tokens, err := m.model.Tokenize(m.model.RenderChat(msgs, true), true, true)
+		if err != nil {
+			return nil, nil, err
+		}
+		if len(tokens)+reserve <= m.context {
+			return msgs, tokens, nil
+		}
+	}
+	return nil, nil, errTooLong
+}
+
+// promptTokens is prompt's tokens, nil when the prompt does not fit the
+// context at any view (the transition is then skipped and counted).
+func (m *roleModel) promptTokens(role string, t Transition, action string, fill func(*promptData), reserve int) ([]int32, error) {
+	_, tokens, err := m.prompt(role, t, action, fill, reserve)
+	if errors.Is(err, errTooLong) {
+		return nil, nil
+	}
+	return tokens, err
+}
+
+// generateSome is generate over the prompts that are not nil; the others
+// get no texts.
+func (m *roleModel) generateSome(ctx context.Context, snap rl.Snapshot, prompts [][]int32, n, maxTokens int, temperature float64, seed uint64) ([][]string, error) {
+	var idx []int
+	var some [][]int32
+	for i, p := range prompts {
+		if p != nil {
+			idx = append(idx, i)
+			some = append(some, p)
+		}
+	}
+	texts, err := m.generate(ctx, snap, some, n, maxTokens, temperature, seed)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]string, len(prompts))
+	for k, i := range idx {
+		out[i] = texts[k]
+	}
+	return out, nil
+}
+
+// generate samples n texts of at most maxTokens tokens for each prompt
+// with the snapshot's adapters, at the roles' temperature (temperature
+// 0: greedy).
+func (m *roleModel) generate(ctx context.Context, snap rl.Snapshot, prompts [][]int32, n, maxTokens int, temperature float64, seed uint64) ([][]string, error) {
+	if len(prompts) == 0 {
+		return nil, nil
+	}
+	s := llm.DefaultSampling()
+	s.MaxTokens, s.Temperature, s.Seed = maxTokens, float32(temperature), int64(seed>>1)
+	snap.Sampling = s
+	res, err := m.collector.Generate(ctx, snap, prompts, n)
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]string, len(res))
+	for i, r := range res {
+		for _, c := range r {
+			out[i] = append(out[i], strings.TrimSpace(c.Text))
+		}
+	}
+	return out, nil
+}
+
+// sequence is a role's conversation with target as the assistant's
+// answer, loss on the answer: the critic's training sequence. ok is false
+// when it does not fit the context.
+func (m *roleModel) sequence(msgs []chat.Message, target string) (train.Sequence, bool, error) {
+	full := append(append([]chat.Message(nil), msgs...), chat.Message{Role: chat.Assistant, Content: target})
+	s, err := train.ChatSequence(m.model, full)
+	if err != nil {
+		return s, false, err
+	}
+	return s, len(s.Tokens) <= m.context, nil
+}
+
+// turnTokens are the tokens of an assistant turn with the given content,
+// through its end-of-turn token: the action part of a distillation
+// sequence.
+func (m *roleModel) turnTokens(content string) ([]int32, error) {
+	before := []chat.Message{{Role: chat.User, Content: "."}}
+	prompt := m.model.RenderChat(before, true)
+	full := m.model.RenderChat(append(before, chat.Message{Role: chat.Assistant, Content: content}), false)
+	if !strings.HasPrefix(full, prompt) {
+		return nil, errors.New("the chat template does not render the conversation turn by turn; cannot tell the action's tokens apart")
+	}
+	turn, err := m.model.Tokenize(full[len(prompt):], false, true)
+	if err != nil {
+		return nil, err
+	}
+	for k, tok := range turn {
+		if m.model.IsEOG(tok) {
+			return turn[:k+1], nil
+		}
+	}
+	return turn, nil
+}
+
+// distillSequence is the actor's prompt at the transition's state followed
+// by the action as an assistant turn, loss on the action: a term of
+// -log pi(a | s). ok is false when it does not fit the context.
+func (m *roleModel) distillSequence(t Transition, action string) (train.Sequence, bool, error) {
+	prompt := t.step().PromptTokenIDs
+	if len(prompt) == 0 {
+		return train.Sequence{}, false, fmt.Errorf("episode %d step %d: no prompt token ids (the buffer's episodes must come from a language-model policy)", t.Episode.Trajectory.Seed, t.Step+1)
+	}
+	turn, err := m.turnTokens(action)
+	if err != nil {
+		return train.Sequence{}, false, err
+	}
+	s := train.Sequence{Tokens: append(append(make([]int32, 0, len(prompt)+len(turn)), prompt...), turn...), Weights: make([]float32, len(prompt)+len(turn))}
+	for i := len(prompt); i < len(s.Tokens); i++ {
+		s.Weights[i] = 1
+	}
+	return s, len(s.Tokens) <= m.context, nil
+}
+
+// check plays each transition's episode up to its state again and takes
+// the candidate action there, reporting whether the environment accepts
+// it. Environments are deterministic given split and seed, so the replay
+// reaches the very state the agent was in.
+func (m *roleModel) check(ctx context.Context, ts []Transition, actions []string) ([]bool, error) {
+	valid := make([]bool, len(ts))
+	errs := make([]error, len(ts))
+	jobs := make(chan int)
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	for range min(8, len(ts)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			env := m.newEnv()
+			defer envs.Close(env)
+			for i := range jobs {
+				if ctx.Err() != nil {
+					errs[i] = ctx.Err()
+					continue
+				}
+				ok, steps, err := replayAndTry(env, ts[i], actions[i])
+				valid[i], errs[i] = ok, err
+				mu.Lock()
+				m.envSteps += int64(steps)
+				mu.Unlock()
+			}
+		}()
+	}
+	for i := range ts {
+		jobs <- i
+	}
+	close(jobs)
+	wg.Wait()
+	return valid, errors.Join(errs...)
+}
+
+// replayAndTry resets env to the transition's task, replays the actions
+// before its step, and takes action; it reports whether the environment
+// accepted it and how many steps it took.
+func replayAndTry(env envs.Env, t Transition, action string) (bool, int, error) {
+	tr := &t.Episode.Trajectory
+	if _, err := env.Reset(tr.Split, tr.Seed); err != nil {
+		return false, 0, fmt.Errorf("replay %s seed %d: %w", tr.Split, tr.Seed, err)
+	}
+	for i := range t.Step {
+		res, err := env.Step(tr.Steps[i].Action)
+		if err != nil {
+			return false, i + 1, fmt.Errorf("replay %s seed %d step %d: %w", tr.Split, tr.Seed, i+1, err)
+		}
+		if res.Done {
+			return false, i + 1, fmt.Errorf("replay %s seed %d: the episode ended at step %d, before the transition's step %d (is the environment deterministic?)", tr.Split, tr.Seed, i+1, t.Step+1)
+		}
+	}
+	res, err := env.Step(action)
+	if err != nil {
+		return false, t.Step + 1, fmt.Errorf("replay %s seed %d: %w", tr.Split, tr.Seed, err)
+	}
+	return res.Info.ValidAction, t.Step + 1, nil
+}
+
+// expertActions replays each transition's state and asks the
+// environment's expert what it would do there.
+func (m *roleModel) expertActions(ctx context.Context, ts []Transition) ([]string, error) {
+	out := make([]string, len(ts))
+	env := m.newEnv()
+	defer envs.Close(env)
+	ex, ok := env.(envs.Expert)
+	if !ok {
+		return nil, fmt.Errorf("the environment %s has no built-in expert", env.Spec().Name)
+	}
+	for i, t := range ts {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tr := &t.Episode.Trajectory
+		if _, err := env.Reset(tr.Split, tr.Seed); err != nil {
+			return nil, err
+		}
+		for k := range t.Step {
+			if _, err := env.Step(tr.Steps[k].Action); err != nil {
+				return nil, fmt.Errorf("replay %s seed %d step %d: %w", tr.Split, tr.Seed, k+1, err)
+			}
+		}
+		m.envSteps += int64(t.Step)
+		a, err := ex.ExpertAction()
+		if err != nil {
+			return nil, fmt.Errorf("expert at %s seed %d step %d: %w", tr.Split, tr.Seed, t.Step+1, err)
+		}
+		out[i] = actionText(envs.ParseAction(a), a)
+	}
+	return out, nil
+}
+
+// transitionsOf lists every step of the episodes as transitions.
+func transitionsOf(eps []*Episode) []Transition {
+	var out []Transition
+	for _, e := range eps {
+		for s := range e.Trajectory.Steps {
+			out = append(out, Transition{Episode: e, Step: s})
+		}
+	}
+	return out
+}
+
+// episodesOf wraps trajectories as buffer episodes of an iteration.
+func episodesOf(it int, trajs []rollout.Trajectory) []*Episode {
+	out := make([]*Episode, 0, len(trajs))
+	for i := range trajs {
+		if len(trajs[i].Steps) > 0 {
+			out = append(out, &Episode{Iteration: it, Trajectory: trajs[i]})
+		}
+	}
+	return out
+}

@@ -1,0 +1,360 @@
+package nlac
+
+import (
+	"context"
+	"fmt"
+	"strings"
+
+	"github.com/agentrl/agentrl/envs"
+)
+
+// Record is what the critic made of one transition in an iteration: the
+// backup's target, the futures and critiques, and the action the actor
+// is trained on. The iteration's log and `agentrl critique` show it.
+type Record struct {
+	T Transition
+	// Action is the action taken, as the prompts show it.
+	Action string
+	// NextAction and Target are the critic update's a' and backed-up
+	// description ("" at a terminal step for NextAction).
+	NextAction, Target string
+	Rounds             []Round
+	// Candidates are NLQL's sampled actions with their judgements.
+	Candidates []Candidate
+	// Distill is the action the actor learns at the state ("" when the
+	// transition teaches nothing), Why says how it was chosen.
+	Distill, Why string
+	// TooLong marks a transition whose prompts do not fit the context.
+	TooLong bool
+}
+
+// Round is one round of critique and refinement of an action.
+type Round struct {
+	Action    string
+	Futures   []string
+	Critique  string
+	Judgement Judgement
+	// Refined is the refinement's text and action ("" when the action was
+	// kept); Valid says whether the environment accepted the action.
+	RefinedText, Refined string
+	Valid                bool
+}
+
+// Candidate is an action NLQL compares, with its futures and critique.
+type Candidate struct {
+	Action    string
+	Futures   []string
+	Critique  string
+	Judgement Judgement
+}
+
+// Counts are an iteration's tallies of the critic's outputs.
+type Counts struct {
+	Transitions, TooLong, Judgements, Optimal, Unparsed int
+	Refinements, InvalidRefinements, Changed, Distilled int
+	NoOptimal, EmptyMerges                              int
+}
+
+// seeds derives the seed of one purpose of the iteration.
+type seeds func(purpose uint64) uint64
+
+// Seed purposes (the run's own are below 16).
+const (
+	seedBatch = 16 + iota
+	seedNextAction
+	seedTargetFuture
+	seedMerge
+	seedFuture
+	seedCritique
+	seedRefine
+	seedCandidates
+	seedWarmup
+	seedReplay
+)
+
+// improve is policy improvement on a batch of transitions: each action
+// is critiqued from k futures (sampled from the successor model, or, for
+// self-distillation, the real continuation) and, where judged
+// suboptimal, refined, up to m rounds; the last action standing is
+// distilled. NLQL instead judges Candidates sampled actions and distils
+// the first judged optimal.
+func (m *roleModel) improve(ctx context.Context, recs []Record, method string, seed seeds, counts *Counts) error {
+	if method == "nlql" {
+		return m.selectBest(ctx, recs, seed, counts)
+	}
+	rounds := m.cfg.Refinements
+	if method != "nlac" {
+		// Without a successor model there is no future for a rewritten
+		// action: one round.
+		rounds = 1
+	}
+	current := make([]string, len(recs))
+	var open []int
+	for i := range recs {
+		if !recs[i].TooLong {
+			current[i] = recs[i].Action
+			open = append(open, i)
+		}
+	}
+	for round := 0; round < rounds && len(open) > 0; round++ {
+		futures, err := m.futuresFor(ctx, recs, open, current, method, seed(seedFuture)+uint64(round))
+		if err != nil {
+			return err
+		}
+		open, futures = fitting(recs, open, futures, counts)
+		critiques, err := m.critiques(ctx, recs, open, current, futures, seed(seedCritique)+uint64(round))
+		if err != nil {
+			return err
+		}
+		var refine []int
+		for k, i := range open {
+			if critiques[k] == nil {
+				recs[i].TooLong, recs[i].Why = true, "prompt too long for the context"
+				counts.TooLong++
+				continue
+			}
+			j := ParseJudgement(critiques[k][0])
+			counts.Judgements++
+			switch j {
+			case Optimal:
+				counts.Optimal++
+			case Unparsed:
+				counts.Unparsed++
+			}
+			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k][0], Judgement: j})
+			switch verdict := j; {
+			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
+				recs[i].Why = "critique without a judgement: skipped"
+			case verdict == Optimal || (verdict == Unparsed && m.cfg.UnparsedJudgement == "optimal"):
+				recs[i].Distill, recs[i].Why = current[i], fmt.Sprintf("judged optimal in round %d", round+1)
+				if verdict == Unparsed {
+					recs[i].Why = "critique without a judgement: kept as optimal"
+				}
+			default:
+				refine = append(refine, i)
+			}
+		}
+		if len(refine) == 0 {
+			break
+		}
+		refined, err := m.refine(ctx, recs, refine, current, seed(seedRefine)+uint64(round))
+		if err != nil {
+			return err
+		}
+		open = open[:0]
+		for k, i := range refine {
+			r := &recs[i].Rounds[len(recs[i].Rounds)-1]
+			if refined[k].tooLong {
+				recs[i].TooLong, recs[i].Why = true, "refinement prompt too long"
+				counts.TooLong++
+				continue
+			}
+			r.RefinedText, r.Refined, r.Valid = refined[k].text, refined[k].action, refined[k].valid
+			counts.Refinements++
+			if !r.Valid {
+				counts.InvalidRefinements++
+				if m.cfg.InvalidRefinement == "original" {
+					recs[i].Distill, recs[i].Why = recs[i].Action, "refinement invalid: the original action"
+				} else {
+					recs[i].Why = "refinement invalid: dropped"
+				}
+				continue
+			}
+			current[i] = r.Refined
+			recs[i].Distill, recs[i].Why = r.Refined, fmt.Sprintf("refined in round %d", round+1)
+			open = append(open, i)
+		}
+	}
+	for i := range recs {
+		if recs[i].Distill != "" && !strings.EqualFold(recs[i].Distill, recs[i].Action) {
+			counts.Changed++
+		}
+	}
+	return nil
+}
+
+// futuresFor gives the futures of each open transition's current action:
+// k samples of the successor model, or the real continuation.
+func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, current []string, method string, seed uint64) ([][]string, error) {
+	out := make([][]string, len(open))
+	if method == "self_distill" {
+		for k, i := range open {
+			out[k] = []string{TrueFuture(recs[i].T)}
+		}
+		return out, nil
+	}
+	prompts := make([][]int32, len(open))
+	for k, i := range open {
+		tokens, err := m.promptTokens(roleSuccessor, recs[i].T, current[i], nil, m.cfg.FutureTokens)
+		if err != nil {
+			return nil, err
+		}
+		prompts[k] = tokens
+	}
+	return m.generateSome(ctx, m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
+}
+
+// critiques has the evaluator critique each open transition's current
+// action from its futures: one text each, none where the prompt does not
+// fit the context.
+func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, current []string, futures [][]string, seed uint64) ([][]string, error) {
+	prompts := make([][]int32, len(open))
+	for k, i := range open {
+		fs := futures[k]
+		tokens, err := m.promptTokens(roleEvaluator, recs[i].T, current[i], func(d *promptData) {
+			d.Futures = make([]string, len(fs))
+			for f, text := range fs {
+				d.Futures[f] = shorten(text, 500)
+			}
+		}, m.cfg.CritiqueTokens)
+		if err != nil {
+			return nil, err
+		}
+		prompts[k] = tokens
+	}
+	return m.generateSome(ctx, m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
+}
+
+// fitting drops from open (and from texts, indexed alike) the
+// transitions that got no texts because their prompts do not fit the
+// context, marking them too long.
+func fitting(recs []Record, open []int, texts [][]string, counts *Counts) ([]int, [][]string) {
+	var keptOpen []int
+	var keptTexts [][]string
+	for k, i := range open {
+		if texts[k] == nil {
+			recs[i].TooLong, recs[i].Why = true, "prompt too long for the context"
+			counts.TooLong++
+			continue
+		}
+		keptOpen = append(keptOpen, i)
+		keptTexts = append(keptTexts, texts[k])
+	}
+	return keptOpen, keptTexts
+}
+
+type refinement struct {
+	text, action   string
+	valid, tooLong bool
+}
+
+// refine rewrites each listed transition's current action from its last
+// critique and checks the result in the environment: a refinement with
+// no action in it, or one the environment rejects, is invalid.
+func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, current []string, seed uint64) ([]refinement, error) {
+	prompts := make([][]int32, len(idx))
+	for k, i := range idx {
+		critique := recs[i].Rounds[len(recs[i].Rounds)-1].Critique
+		tokens, err := m.promptTokens(roleRefine, recs[i].T, current[i], func(d *promptData) { d.Critique = shorten(critique, 600) }, m.actionTokens)
+		if err != nil {
+			return nil, err
+		}
+		prompts[k] = tokens
+	}
+	texts, err := m.generateSome(ctx, m.critic, prompts, 1, m.actionTokens, m.cfg.Temperature, seed)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]refinement, len(idx))
+	var toCheck []Transition
+	var actions []string
+	var where []int
+	for k, t := range texts {
+		if t == nil {
+			out[k].tooLong = true
+			continue
+		}
+		out[k] = refinement{text: t[0], action: actionOf(t[0])}
+		if out[k].action != "" {
+			toCheck = append(toCheck, recs[idx[k]].T)
+			actions = append(actions, out[k].action)
+			where = append(where, k)
+		}
+	}
+	valid, err := m.check(ctx, toCheck, actions)
+	if err != nil {
+		return nil, err
+	}
+	for c, k := range where {
+		out[k].valid = valid[c]
+	}
+	return out, nil
+}
+
+// selectBest is NLQL's improvement: Candidates actions sampled from the
+// actor at each state, each judged from its futures; the first judged
+// optimal is distilled, and a state with none teaches nothing.
+func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, counts *Counts) error {
+	var open []int
+	var prompts [][]int32
+	for i := range recs {
+		if recs[i].TooLong {
+			continue
+		}
+		open = append(open, i)
+		prompts = append(prompts, recs[i].T.step().PromptTokenIDs)
+	}
+	samples, err := m.generate(ctx, m.actor, prompts, m.cfg.Candidates, m.actionTokens, m.rolloutTemperature, seed(seedCandidates))
+	if err != nil {
+		return err
+	}
+	// Every candidate of every state is judged in one batch per role.
+	var flatRecs []int
+	var flatActions []string
+	for k, i := range open {
+		for _, s := range samples[k] {
+			flatRecs = append(flatRecs, i)
+			flatActions = append(flatActions, actionText(envs.ParseAction(s), s))
+		}
+	}
+	// The candidates are judged as records of their own, one per action.
+	cands := make([]Record, len(flatRecs))
+	idx := make([]int, len(flatRecs))
+	for f, i := range flatRecs {
+		cands[f] = Record{T: recs[i].T, Action: flatActions[f]}
+		idx[f] = f
+	}
+	var tally Counts
+	futures, err := m.futuresFor(ctx, cands, idx, flatActions, "nlac", seed(seedFuture))
+	if err != nil {
+		return err
+	}
+	open2, futures := fitting(cands, idx, futures, &tally)
+	critiques, err := m.critiques(ctx, cands, open2, flatActions, futures, seed(seedCritique))
+	if err != nil {
+		return err
+	}
+	judged := map[int]int{} // candidate -> its row in critiques
+	for k, f := range open2 {
+		if critiques[k] != nil {
+			judged[f] = k
+		}
+	}
+	for f, i := range flatRecs {
+		k, ok := judged[f]
+		if !ok {
+			continue
+		}
+		j := ParseJudgement(critiques[k][0])
+		counts.Judgements++
+		switch j {
+		case Optimal:
+			counts.Optimal++
+		case Unparsed:
+			counts.Unparsed++
+		}
+		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: critiques[k][0], Judgement: j})
+		if j == Optimal && recs[i].Distill == "" && envs.ParseAction(flatActions[f]) != "" {
+			recs[i].Distill, recs[i].Why = flatActions[f], fmt.Sprintf("candidate %d of %d judged optimal", len(recs[i].Candidates), m.cfg.Candidates)
+		}
+	}
+	for _, i := range open {
+		if recs[i].Distill == "" {
+			counts.NoOptimal++
+			recs[i].Why = "no candidate judged optimal"
+		} else if !strings.EqualFold(recs[i].Distill, recs[i].Action) {
+			counts.Changed++
+		}
+	}
+	return nil
+}

@@ -1,0 +1,98 @@
+package nlac
+
+import (
+	"bufio"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+)
+
+// writeLog writes an iteration's records as Markdown a user can read:
+// per transition, the state, the action, the critic's target, futures,
+// critiques and judgements, the refinements and what the actor learnt.
+func writeLog(path string, it int, method string, recs []Record, c Counts) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriter(f)
+	fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
+	fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
+		c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
+	if method == "nlql" {
+		fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
+	}
+	fmt.Fprint(w, ".\n")
+	for i := range recs {
+		WriteRecord(w, &recs[i])
+	}
+	err = errors.Join(w.Flush(), f.Close())
+	if err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("nlac log %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// WriteRecord writes one transition's record as a Markdown section.
+func WriteRecord(w io.Writer, r *Record) {
+	tr := &r.T.Episode.Trajectory
+	verdict := "failure"
+	if tr.Success {
+		verdict = "success"
+	}
+	fmt.Fprintf(w, "\n## %s seed %d, step %d of %d (episode: %s, score %.2f)\n\n", tr.Split, tr.Seed, r.T.Step+1, len(tr.Steps), verdict, tr.Score)
+	fmt.Fprintf(w, "Observation: %s\n\n", quote(clip(r.T.step().Observation, 400)))
+	fmt.Fprintf(w, "Action: %s (reward %.2f)\n\n", quote(r.Action), r.T.step().Reward)
+	if r.Target != "" {
+		if r.NextAction != "" {
+			fmt.Fprintf(w, "Bellman backup, a' = %s:\n%s\n\n", quote(r.NextAction), block(r.Target))
+		} else {
+			fmt.Fprintf(w, "Bellman backup (end of the episode):\n%s\n\n", block(r.Target))
+		}
+	}
+	for k, rd := range r.Rounds {
+		fmt.Fprintf(w, "Round %d, action %s\n\n", k+1, quote(rd.Action))
+		for f, fu := range rd.Futures {
+			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
+		}
+		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", rd.Judgement, block(rd.Critique))
+		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
+			valid := "invalid"
+			if rd.Valid {
+				valid = "valid"
+			}
+			fmt.Fprintf(w, "Refinement (%s): %s\n\n", valid, quote(clip(rd.RefinedText, 300)))
+		}
+	}
+	for k, c := range r.Candidates {
+		fmt.Fprintf(w, "Candidate %d: %s, %s\n", k+1, quote(c.Action), c.Judgement)
+		for f, fu := range c.Futures {
+			fmt.Fprintf(w, "Future %d:\n%s\n", f+1, block(fu))
+		}
+		fmt.Fprintf(w, "Critique:\n%s\n\n", block(c.Critique))
+	}
+	if r.Distill != "" {
+		fmt.Fprintf(w, "**Distilled: %s** (%s)\n", quote(r.Distill), r.Why)
+	} else {
+		fmt.Fprintf(w, "**Nothing distilled** (%s)\n", r.Why)
+	}
+}
+
+// block indents a model's text as a Markdown quote.
+func block(s string) string {
+	if strings.TrimSpace(s) == "" {
+		return "> (empty)"
+	}
+	return "> " + strings.ReplaceAll(strings.TrimSpace(s), "\n", "\n> ")
+}
+
+// quote shows a short text inline.
+func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }

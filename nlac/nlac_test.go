@@ -1,0 +1,221 @@
+package nlac
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/rl"
+)
+
+// vowels is a two-step task with an expert: write vowels. Each step
+// earns half the share of vowels among the action's letters; an action
+// without letters is invalid. The score is the return, a success over
+// 0.5. The episode always takes both steps, so that it has transitions
+// that end it and transitions that do not; its reward is graded, so that
+// a random byte model's partial progress shows.
+type vowels struct {
+	step  int
+	total float64
+}
+
+func (v *vowels) Spec() envs.Spec {
+	return envs.Spec{Name: "vowels", Instruction: "Write vowels. Answer Action: TEXT", MaxSteps: 2, RewardMax: 1, Splits: envs.Splits}
+}
+
+func (v *vowels) Reset(envs.Split, int64) (string, error) {
+	v.step, v.total = 0, 0
+	return "Write vowels.", nil
+}
+
+func (v *vowels) AvailableActions() []string    { return nil }
+func (v *vowels) ExpertAction() (string, error) { return "Action: aeiou", nil }
+
+func (v *vowels) Step(text string) (envs.StepResult, error) {
+	if v.step >= 2 {
+		return envs.StepResult{}, errors.New("episode over")
+	}
+	v.step++
+	letters, vs := 0, 0
+	for _, c := range strings.ToLower(envs.ParseAction(text)) {
+		if c >= 'a' && c <= 'z' {
+			letters++
+			if strings.ContainsRune("aeiou", c) {
+				vs++
+			}
+		}
+	}
+	res := envs.StepResult{Observation: "More vowels.", Info: envs.Info{ValidAction: letters > 0}}
+	if letters > 0 {
+		res.Reward = float64(vs) / float64(letters) / 2
+	}
+	v.total += res.Reward
+	if v.step == 2 {
+		res.Observation, res.Done = "Over.", true
+		res.Info.Score, res.Info.Success = v.total, v.total > 0.5
+	}
+	return res, nil
+}
+
+func byteModel(t *testing.T) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), "bytes.gguf")
+	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 5, VocabSize: 300, ContextLength: 512}); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// shortPrompts writes role templates short enough for the byte model,
+// whose tokens are single characters (a user's own templates, as
+// nlac.prompts allows).
+func shortPrompts(t *testing.T) string {
+	t.Helper()
+	dir := t.TempDir()
+	files := map[string]string{
+		"successor.tmpl": `{{define "system"}}F{{end}}{{define "user"}}{{.History}}{{.Action}}{{end}}`,
+		"merge.tmpl":     `{{define "system"}}M{{end}}{{define "user"}}{{.History}}{{.Action}}|{{.NextObservation}}|{{.NextAction}}|{{.NextFuture}}{{end}}`,
+		"evaluator.tmpl": `{{define "system"}}E{{end}}{{define "user"}}{{.History}}{{.Action}}{{range .Futures}}|{{.}}{{end}}{{end}}`,
+		// The refinement sees only the action: its prompts then differ
+		// plainly from the other roles' for a model that must tell them
+		// apart from scratch.
+		"refine.tmpl": `{{define "system"}}Improve{{end}}{{define "user"}}{{.Action}} =>{{end}}`,
+	}
+	for name, text := range files {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(text), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
+}
+
+func sayConfig(t *testing.T, method string, iterations int) rl.Config {
+	cfg := rl.DefaultConfig()
+	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = "nlac", "vowels", "bytes", iterations, 2
+	cfg.Rollout = rl.RolloutConfig{Tasks: 8, MaxTokens: 8, Temperature: 1, Parallel: 16, Context: 512}
+	cfg.Eval = rl.EvalConfig{Split: envs.Test}
+	cfg.LoRA = rl.LoRAConfig{Rank: 8, BatchTokens: 4096}
+	// A light warm start: the actor writes vowels a little more often.
+	cfg.WarmStart = rl.SFTConfig{Demos: 8, Epochs: 1, LR: 5e-3, BatchTokens: 128}
+	n := &cfg.NLAC
+	n.Method, n.Prompts, n.Merge, n.InvalidRefinement = method, shortPrompts(t), "template", "drop"
+	n.Batch, n.FutureTokens, n.CritiqueTokens, n.Temperature = 16, 48, 48, 0.3
+	n.LR, n.CriticLR, n.Epochs, n.Minibatches = 1e-2, 3e-3, 4, 4
+	n.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 10, LR: 3e-3, BatchTokens: 512}
+	return cfg
+}
+
+func readMetrics(t *testing.T, dir string) []rl.Metrics {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []rl.Metrics
+	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m rl.Metrics
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, m)
+	}
+	return out
+}
+
+type testLog struct{ t *testing.T }
+
+func (l testLog) Write(p []byte) (int, error) {
+	l.t.Log(strings.TrimSpace(string(p)))
+	return len(p), nil
+}
+
+// TestNLACRun runs the whole algorithm on the two-step vowel task from
+// the byte model, the merge played by the model: the warm-up, the
+// backup's targets and the critic's update, critiques, refinements and
+// distillation, the log a user reads, the checkpoint (replay buffer,
+// target network, warm-up examples) and a resumed run that goes on from
+// it with the same buffer.
+func TestNLACRun(t *testing.T) {
+	dir := t.TempDir()
+	model := byteModel(t)
+	newEnv := func() envs.Env { return &vowels{} }
+	cfg := sayConfig(t, "nlac", 2)
+	cfg.NLAC.Merge = "prompt"
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5}
+	cfg.NLAC.Epochs, cfg.NLAC.Buffer = 1, 40
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: testLog{t}}); err != nil {
+		t.Fatal(err)
+	}
+	ckpt := filepath.Join(dir, "checkpoints", "iter-000002")
+	for _, f := range []string{"nlac/iter-000002.md", "nlac/warmup.jsonl.gz", "adapters/critic.gguf", "checkpoints/iter-000002/critic.ckpt"} {
+		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
+			t.Error(err)
+		}
+	}
+	buf, err := LoadBuffer(filepath.Join(ckpt, bufferFile), 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two iterations of 8 two-step episodes: 32 transitions, under the
+	// capacity of 40.
+	if buf.Len() != 32 {
+		t.Errorf("the checkpoint's buffer holds %d transitions, want 32", buf.Len())
+	}
+	if _, err := os.Stat(filepath.Join(ckpt, targetFile)); err != nil {
+		t.Fatal(err)
+	}
+
+	cfg.Iterations = 3
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Resume: true, Progress: testLog{t}}); err != nil {
+		t.Fatal(err)
+	}
+	ms := readMetrics(t, dir)
+	if len(ms) != 3 {
+		t.Fatalf("%d metrics lines, want 3", len(ms))
+	}
+	for _, m := range ms {
+		t.Logf("iter %d: reward %.2f; critic loss %.3f (%.0f targets, %.0f replayed), actor loss %.3f; optimal %.2f, unparsed %.0f, refinements %.0f (%.0f invalid), changed %.0f, distilled %.0f",
+			m.Iteration, m.Reward, m.Losses["critic"], m.Metrics["critic_targets"], m.Metrics["critic_replayed"], m.Losses["actor"], m.Metrics["judged_optimal"],
+			m.Metrics["unparsed_judgements"], m.Metrics["refinements"], m.Metrics["invalid_refinements"], m.Metrics["changed_actions"], m.Metrics["distilled"])
+		if m.Metrics["transitions"] != 16 || m.Losses["critic"] <= 0 || m.Metrics["critic_targets"] == 0 {
+			t.Errorf("iteration %d: %v transitions, critic loss %v on %v targets", m.Iteration, m.Metrics["transitions"], m.Losses["critic"], m.Metrics["critic_targets"])
+		}
+		if m.Metrics["judgements"] == 0 {
+			t.Errorf("iteration %d: no judgements", m.Iteration)
+		}
+		// Every refinement is either valid (and distilled) or counted
+		// invalid (and, with invalid_refinement drop, not distilled).
+		if m.Metrics["refinements"]-m.Metrics["invalid_refinements"] != m.Metrics["distilled"]-optimalKept(m) {
+			t.Errorf("iteration %d: %v refinements, %v invalid, %v distilled", m.Iteration, m.Metrics["refinements"], m.Metrics["invalid_refinements"], m.Metrics["distilled"])
+		}
+	}
+	if ms[0].Metrics["warmup_sequences"] == 0 || ms[0].Losses["warmup"] == 0 {
+		t.Error("no warm-up in the first iteration")
+	}
+	// The resumed iteration replayed the warm-up examples it read back.
+	if ms[2].Metrics["critic_replayed"] == 0 {
+		t.Error("the resumed run replays no warm-up examples")
+	}
+	log, err := os.ReadFile(filepath.Join(dir, "nlac", "iter-000003.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# Iteration 3 (nlac)", "Bellman backup, a' = ", "Bellman backup (end of the episode)", "Future 1:", "Critique ("} {
+		if !strings.Contains(string(log), want) {
+			t.Errorf("the iteration's log lacks %q", want)
+		}
+	}
+}
+
+// optimalKept is the number of actions distilled as they were, judged
+// optimal (or, by the unparsed rule, kept): the distilled actions no
+// refinement made.
+func optimalKept(m rl.Metrics) float64 {
+	return m.Metrics["judged_optimal"] * m.Metrics["judgements"]
+}

@@ -1,0 +1,241 @@
+package nlac
+
+import (
+	"compress/gzip"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/agentrl/agentrl/chat"
+	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl"
+)
+
+// warmup teaches the critic's adapter its roles from the environment's
+// ground truth before the first iteration: the actor and the expert play
+// nlac.warmup.tasks train tasks, and every step of their episodes gives
+//   - the successor model: the description of what really followed;
+//   - the merge (merge: prompt): what happened next and the real future
+//     from the next step, merged into the real future from this one;
+//   - the evaluator: a critique from the true outcome, judged optimal
+//     exactly when the action is the expert's in that state;
+//   - the refinement (for the actions that are not): the expert's action.
+//
+// A model that already plays the roles (a larger instruction-tuned one)
+// does not need it: nlac.warmup.tasks=0.
+func (l *loop) warmup(ctx context.Context, it int) error {
+	r, w := l.r, l.cfg.Warmup
+	seed0 := r.TaskSeed0(0, w.Tasks) // tasks no iteration plays
+	s := llm.DefaultSampling()
+	s.MaxTokens, s.Temperature, s.Seed = r.Config.Rollout.MaxTokens, float32(r.Config.Rollout.Temperature), int64(r.IterSeed(it, seedWarmup)>>1)
+	agent, _, err := r.Collector().Collect(ctx, r.ActorSnapshot(s), rl.Episodes{
+		Split: envs.Train, Seed0: seed0, Tasks: w.Tasks, Group: 1, MaxSteps: r.Config.Rollout.MaxSteps,
+	})
+	if err != nil {
+		return err
+	}
+	for _, t := range agent {
+		r.State.EnvSteps += int64(len(t.Steps))
+	}
+	expert, err := r.ExpertEpisodes(ctx, seed0, w.Tasks)
+	if err != nil {
+		return err
+	}
+	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
+	seqs, optimal, err := l.roles.warmupSequences(ctx, ts)
+	if err != nil {
+		return err
+	}
+	r.EndPhase("rollout")
+	// Kept for the critic updates to replay (the file for a resumed run).
+	if err := saveSequences(l.warmupFile(), seqs); err != nil {
+		return err
+	}
+	l.roleExamples = seqs
+	if err := r.Trainer.UseAdapter(l.critic); err != nil {
+		return err
+	}
+	err = r.FineTune(ctx, "critic warm-up", seqs, rl.SFTConfig{Epochs: w.Epochs, LR: w.LR, BatchTokens: w.BatchTokens}, it)
+	if uerr := r.Trainer.UseAdapter(rl.ActorAdapter); err == nil {
+		err = uerr
+	}
+	if err != nil {
+		return err
+	}
+	m := r.Metrics()
+	m.Losses["warmup"] = m.Loss
+	delete(m.Losses, "sft")
+	m.Metrics["warmup_sequences"] = float64(len(seqs))
+	m.Metrics["warmup_optimal"] = share(optimal, len(ts))
+	r.EndPhase("warmup")
+	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's) gave %d role examples; loss %.4f",
+		len(ts), len(agent), len(expert), share(optimal, len(ts)), len(seqs), m.Loss)
+	// The target starts from the warmed-up critic.
+	if err := r.Trainer.UseAdapter(l.critic); err != nil {
+		return err
+	}
+	l.target = r.Trainer.NewEMA()
+	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
+		return err
+	}
+	return l.handOver(ctx)
+}
+
+// warmupSequences are the role examples of the transitions (see warmup),
+// each within the context, and how many actions were the expert's.
+func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]train.Sequence, int, error) {
+	experts, err := m.expertActions(ctx, ts)
+	if err != nil {
+		return nil, 0, fmt.Errorf("%w; the warm-up needs one (set nlac.warmup.tasks=0 to go without)", err)
+	}
+	env := m.newEnv()
+	defer envs.Close(env)
+	byRole := map[string][]train.Sequence{}
+	add := func(role string, msgs []chat.Message, target string) error {
+		s, ok, err := m.sequence(msgs, target)
+		if err == nil && ok {
+			byRole[role] = append(byRole[role], s)
+		}
+		return err
+	}
+	// Only the roles the method plays: the ablations without a successor
+	// model need no futures, NLQL no refinement.
+	successor := m.cfg.Method == "nlac" || m.cfg.Method == "nlql"
+	optimal := 0
+	for i, t := range ts {
+		a := actionText(t.step().ParsedAction, t.step().Action)
+		future := TrueFuture(t)
+		good := envs.Equivalent(env, t.step().Action, experts[i])
+		if good {
+			optimal++
+		}
+		critique := groundCritique(experts[i], good, future)
+		examples := []roleExample{{roleEvaluator, func(d *promptData) { d.Futures = []string{future} }, critique}}
+		if successor {
+			examples = append(examples, roleExample{roleSuccessor, nil, future})
+		}
+		if !good && m.cfg.Method != "nlql" {
+			examples = append(examples, roleExample{roleRefine, func(d *promptData) { d.Critique = critique }, experts[i]})
+		}
+		if successor && m.cfg.Merge == "prompt" && !t.Done() {
+			after := Transition{Episode: t.Episode, Step: t.Step + 1}
+			nextAction := actionText(after.step().ParsedAction, after.step().Action)
+			examples = append(examples, roleExample{roleMerge, mergeData(t, nextAction, TrueFuture(after)), future})
+		}
+		for _, ex := range examples {
+			target, err := m.model.Tokenize(ex.target, false, false)
+			if err != nil {
+				return nil, 0, err
+			}
+			msgs, _, err := m.prompt(ex.role, t, a, ex.fill, len(target)+8)
+			if errors.Is(err, errTooLong) {
+				continue
+			}
+			if err != nil {
+				return nil, 0, err
+			}
+			if err := add(ex.role, msgs, ex.target); err != nil {
+				return nil, 0, err
+			}
+		}
+	}
+	// Each role gets as many examples as the most frequent one, by
+	// repetition: the refinement, which only the actions that are not the
+	// expert's teach, is learnt as well as the successor model.
+	most := 0
+	for _, ex := range byRole {
+		most = max(most, len(ex))
+	}
+	if most == 0 {
+		return nil, 0, fmt.Errorf("no role example fits the context of %d tokens", m.context)
+	}
+	var seqs []train.Sequence
+	for _, role := range roles {
+		ex := byRole[role]
+		for i := 0; len(ex) > 0 && i < most; i++ {
+			seqs = append(seqs, ex[i%len(ex)])
+		}
+	}
+	return seqs, optimal, nil
+}
+
+// roleExample is a role's prompt for a transition (the fill of its
+// template) and the answer to teach.
+type roleExample struct {
+	role   string
+	fill   func(*promptData)
+	target string
+}
+
+// groundCritique is the critique the warm-up teaches, short for small
+// models: how the episode ended, whether the action is what the expert
+// does there and, if not, what the expert does, and the judgement.
+func groundCritique(expert string, optimal bool, future string) string {
+	outcome := future[strings.LastIndex(future, "\n")+1:]
+	if optimal {
+		return fmt.Sprintf("%s An expert acts the same.\nJudgement: optimal", outcome)
+	}
+	return fmt.Sprintf("%s An expert would do: %s\nJudgement: suboptimal", outcome, expert)
+}
+
+// warmupFile keeps the warm-up's role examples.
+func (l *loop) warmupFile() string { return filepath.Join(l.r.Dir, "nlac", "warmup.jsonl.gz") }
+
+// saveSequences writes training sequences as gzipped JSON lines,
+// atomically.
+func saveSequences(path string, seqs []train.Sequence) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	zw := gzip.NewWriter(f)
+	enc := json.NewEncoder(zw)
+	for _, s := range seqs {
+		if err = enc.Encode(s); err != nil {
+			break
+		}
+	}
+	if err = errors.Join(err, zw.Close(), f.Close()); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("warm-up examples %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// loadSequences reads what saveSequences wrote.
+func loadSequences(path string) ([]train.Sequence, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, fmt.Errorf("warm-up examples: %w", err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("warm-up examples %s: %w", path, err)
+	}
+	var out []train.Sequence
+	dec := json.NewDecoder(zr)
+	for {
+		var s train.Sequence
+		if err := dec.Decode(&s); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("warm-up examples %s, line %d: %w", path, len(out)+1, err)
+		}
+		if len(s.Tokens) == 0 || len(s.Weights) != len(s.Tokens) {
+			return nil, fmt.Errorf("warm-up examples %s, line %d: %d tokens and %d weights", path, len(out)+1, len(s.Tokens), len(s.Weights))
+		}
+		out = append(out, s)
+	}
+}
