@@ -55,6 +55,19 @@ type Counts struct {
 	NoOptimal, EmptyMerges                              int
 }
 
+// judge parses a critique's judgement and counts it.
+func (c *Counts) judge(critique string) Judgement {
+	j := ParseJudgement(critique)
+	c.Judgements++
+	switch j {
+	case Optimal:
+		c.Optimal++
+	case Unparsed:
+		c.Unparsed++
+	}
+	return j
+}
+
 // seeds derives the seed of one purpose of the iteration.
 type seeds func(purpose uint64) uint64
 
@@ -113,14 +126,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				counts.TooLong++
 				continue
 			}
-			j := ParseJudgement(critiques[k][0])
-			counts.Judgements++
-			switch j {
-			case Optimal:
-				counts.Optimal++
-			case Unparsed:
-				counts.Unparsed++
-			}
+			j := counts.judge(critiques[k][0])
 			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k][0], Judgement: j})
 			switch verdict := j; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
@@ -335,14 +341,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		if !ok {
 			continue
 		}
-		j := ParseJudgement(critiques[k][0])
-		counts.Judgements++
-		switch j {
-		case Optimal:
-			counts.Optimal++
-		case Unparsed:
-			counts.Unparsed++
-		}
+		j := counts.judge(critiques[k][0])
 		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: critiques[k][0], Judgement: j})
 		if j == Optimal && recs[i].Distill == "" && envs.ParseAction(flatActions[f]) != "" {
 			recs[i].Distill, recs[i].Why = flatActions[f], fmt.Sprintf("candidate %d of %d judged optimal", len(recs[i].Candidates), m.cfg.Candidates)

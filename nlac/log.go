@@ -1,12 +1,8 @@
 package nlac
 
 import (
-	"bufio"
-	"errors"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"strings"
 )
 
@@ -14,31 +10,19 @@ import (
 // per transition, the state, the action, the critic's target, futures,
 // critiques and judgements, the refinements and what the actor learnt.
 func writeLog(path string, it int, method string, recs []Record, c Counts) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
-	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	w := bufio.NewWriter(f)
-	fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
-	fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
-		c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
-	if method == "nlql" {
-		fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
-	}
-	fmt.Fprint(w, ".\n")
-	for i := range recs {
-		WriteRecord(w, &recs[i])
-	}
-	err = errors.Join(w.Flush(), f.Close())
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("nlac log %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return writeAtomic(path, false, func(w io.Writer) error {
+		fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
+		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
+			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
+		if method == "nlql" {
+			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
+		}
+		fmt.Fprint(w, ".\n")
+		for i := range recs {
+			WriteRecord(w, &recs[i])
+		}
+		return nil
+	})
 }
 
 // WriteRecord writes one transition's record as a Markdown section.

@@ -1,6 +1,9 @@
 package nlac
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -9,6 +12,8 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/rl"
 	"github.com/agentrl/agentrl/rollout"
 )
 
@@ -241,4 +246,118 @@ func TestUserPrompts(t *testing.T) {
 	if _, err := LoadPrompts(dir); err == nil || !strings.Contains(err.Error(), `no {{define "system"}}`) {
 		t.Errorf("template without a system section: %v", err)
 	}
+}
+
+// scripted is a collector whose generations are given texts, one per
+// prompt in call order: the rules that follow the model's answers
+// (judgements, refinement checks, fallbacks) tested exactly.
+type scripted struct {
+	calls [][]string // the texts of each Generate call, in turn
+}
+
+func (s *scripted) Load(context.Context, rl.Snapshot) error { return nil }
+
+func (s *scripted) Collect(context.Context, rl.Snapshot, rl.Episodes) ([]rollout.Trajectory, rl.CollectStats, error) {
+	return nil, rl.CollectStats{}, errors.New("scripted collector plays no episodes")
+}
+
+func (s *scripted) Generate(_ context.Context, _ rl.Snapshot, prompts [][]int32, n int) ([][]llm.Completion, error) {
+	if len(s.calls) == 0 {
+		return nil, errors.New("no scripted answers left")
+	}
+	texts := s.calls[0]
+	s.calls = s.calls[1:]
+	if len(texts) != len(prompts) {
+		return nil, fmt.Errorf("%d prompts, %d scripted answers", len(prompts), len(texts))
+	}
+	out := make([][]llm.Completion, len(prompts))
+	for i, t := range texts {
+		for range n {
+			out[i] = append(out[i], llm.Completion{Text: t})
+		}
+	}
+	return out, nil
+}
+
+// TestRefinementRules runs one round of critique and refinement on four
+// transitions of the vowel task with scripted answers: an action judged
+// optimal is kept; a refinement the environment accepts is distilled; one
+// without an action, or one the environment rejects, falls back to the
+// original action or is dropped, as configured; a critique without a
+// judgement follows its rule.
+func TestRefinementRules(t *testing.T) {
+	m, err := llm.Load(byteModel(t), llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	prompts, err := LoadPrompts(shortPrompts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
+		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
+	}, NumSteps: 2}}
+	run := func(cfg rl.NLACConfig, critiques, refinements []string) ([]Record, Counts) {
+		t.Helper()
+		recs := make([]Record, len(critiques))
+		for i := range recs {
+			tr := Transition{Episode: ep, Step: i % 2}
+			recs[i] = Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)}
+		}
+		c := &scripted{calls: [][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}}
+		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
+			instruction: "Write vowels.", context: 512, actionTokens: 8}
+		var counts Counts
+		if err := roles.improve(context.Background(), recs, "nlac", func(p uint64) uint64 { return p }, &counts); err != nil {
+			t.Fatal(err)
+		}
+		if len(c.calls) != 0 {
+			t.Errorf("%d scripted calls left: the rules asked the model less than expected", len(c.calls))
+		}
+		return recs, counts
+	}
+	cfg := rl.DefaultConfig().NLAC
+	critiques := []string{"Fine.\nJudgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "No verdict here."}
+	// Refinements of records 1, 2, 3: valid, empty (no action at all),
+	// rejected by the environment (no letters).
+	refinements := []string{"Action: aeiou", "", "Action: 123"}
+	recs, counts := run(cfg, critiques, refinements)
+	want := []string{"Action: xyz", "Action: aeiou", "Action: xyz", "Action: aei"}
+	for i, r := range recs {
+		if r.Distill != want[i] {
+			t.Errorf("record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
+		}
+	}
+	if counts.Judgements != 4 || counts.Optimal != 1 || counts.Unparsed != 1 || counts.Refinements != 3 || counts.InvalidRefinements != 2 || counts.Changed != 1 {
+		t.Errorf("counts %+v", counts)
+	}
+	if !recs[1].Rounds[0].Valid || recs[2].Rounds[0].Valid || recs[3].Rounds[0].Valid {
+		t.Errorf("validity of the refinements: %v %v %v", recs[1].Rounds[0].Valid, recs[2].Rounds[0].Valid, recs[3].Rounds[0].Valid)
+	}
+
+	// Dropping invalid refinements and skipping unparsed judgements.
+	cfg.InvalidRefinement, cfg.UnparsedJudgement = "drop", "skip"
+	recs, _ = run(cfg, critiques, refinements[:2])
+	want = []string{"Action: xyz", "Action: aeiou", "", ""}
+	for i, r := range recs {
+		if r.Distill != want[i] {
+			t.Errorf("drop/skip record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
+		}
+	}
+	// Unparsed judgements kept as optimal.
+	cfg.UnparsedJudgement = "optimal"
+	recs, _ = run(cfg, critiques, refinements[:2])
+	if recs[3].Distill != "Action: aei" || recs[3].Rounds[0].RefinedText != "" {
+		t.Errorf("unparsed kept as optimal: distilled %q, refined %q", recs[3].Distill, recs[3].Rounds[0].RefinedText)
+	}
+}
+
+func constantTexts(s string, n int) []string {
+	out := make([]string, n)
+	for i := range out {
+		out[i] = s
+	}
+	return out
 }

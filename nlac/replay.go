@@ -1,15 +1,9 @@
 package nlac
 
 import (
-	"bufio"
-	"compress/gzip"
-	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"math"
 	"math/rand/v2"
-	"os"
 	"sort"
 
 	"github.com/agentrl/agentrl/rollout"
@@ -124,56 +118,24 @@ func (b *Buffer) Sample(n int, decay float64, rng *rand.Rand) []Transition {
 // Save writes the buffer to path (gzipped JSON lines, one episode each),
 // atomically.
 func (b *Buffer) Save(path string) error {
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
+	if err := writeJSONLines(path, b.episodes); err != nil {
+		return fmt.Errorf("replay buffer: %w", err)
 	}
-	zw := gzip.NewWriter(f)
-	bw := bufio.NewWriter(zw)
-	enc := json.NewEncoder(bw)
-	enc.SetEscapeHTML(false)
-	for _, e := range b.episodes {
-		if err = enc.Encode(e); err != nil {
-			break
-		}
-	}
-	err = errors.Join(err, bw.Flush(), zw.Close(), f.Close())
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("replay buffer %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // LoadBuffer reads a buffer Save wrote, with the given capacity.
 func LoadBuffer(path string, capacity int) (*Buffer, error) {
-	f, err := os.Open(path)
+	eps, err := readJSONLines(path, func(e **Episode) error { return (*e).Trajectory.Validate() })
 	if err != nil {
 		return nil, fmt.Errorf("replay buffer: %w", err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("replay buffer %s: %w", path, err)
-	}
 	b := &Buffer{Capacity: capacity}
-	dec := json.NewDecoder(zr)
-	for line := 1; ; line++ {
-		var e Episode
-		if err := dec.Decode(&e); err == io.EOF {
-			break
-		} else if err != nil {
-			return nil, fmt.Errorf("replay buffer %s, episode %d: %w", path, line, err)
+	for _, e := range eps {
+		if len(e.Trajectory.Steps) > 0 {
+			b.episodes = append(b.episodes, e)
+			b.size += len(e.Trajectory.Steps)
 		}
-		if err := e.Trajectory.Validate(); err != nil {
-			return nil, fmt.Errorf("replay buffer %s, episode %d: %w", path, line, err)
-		}
-		if len(e.Trajectory.Steps) == 0 {
-			continue
-		}
-		b.episodes = append(b.episodes, &e)
-		b.size += len(e.Trajectory.Steps)
 	}
 	return b, nil
 }

@@ -1,13 +1,9 @@
 package nlac
 
 import (
-	"compress/gzip"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
-	"os"
 	"path/filepath"
 	"strings"
 
@@ -191,51 +187,22 @@ func (l *loop) warmupFile() string { return filepath.Join(l.r.Dir, "nlac", "warm
 // saveSequences writes training sequences as gzipped JSON lines,
 // atomically.
 func saveSequences(path string, seqs []train.Sequence) error {
-	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
-		return err
+	if err := writeJSONLines(path, seqs); err != nil {
+		return fmt.Errorf("warm-up examples: %w", err)
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	zw := gzip.NewWriter(f)
-	enc := json.NewEncoder(zw)
-	for _, s := range seqs {
-		if err = enc.Encode(s); err != nil {
-			break
-		}
-	}
-	if err = errors.Join(err, zw.Close(), f.Close()); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("warm-up examples %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	return nil
 }
 
 // loadSequences reads what saveSequences wrote.
 func loadSequences(path string) ([]train.Sequence, error) {
-	f, err := os.Open(path)
+	seqs, err := readJSONLines(path, func(s *train.Sequence) error {
+		if len(s.Tokens) == 0 || len(s.Weights) != len(s.Tokens) {
+			return fmt.Errorf("%d tokens and %d weights", len(s.Tokens), len(s.Weights))
+		}
+		return nil
+	})
 	if err != nil {
 		return nil, fmt.Errorf("warm-up examples: %w", err)
 	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		return nil, fmt.Errorf("warm-up examples %s: %w", path, err)
-	}
-	var out []train.Sequence
-	dec := json.NewDecoder(zr)
-	for {
-		var s train.Sequence
-		if err := dec.Decode(&s); err == io.EOF {
-			return out, nil
-		} else if err != nil {
-			return nil, fmt.Errorf("warm-up examples %s, line %d: %w", path, len(out)+1, err)
-		}
-		if len(s.Tokens) == 0 || len(s.Weights) != len(s.Tokens) {
-			return nil, fmt.Errorf("warm-up examples %s, line %d: %d tokens and %d weights", path, len(out)+1, len(s.Tokens), len(s.Weights))
-		}
-		out = append(out, s)
-	}
+	return seqs, nil
 }

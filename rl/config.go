@@ -354,7 +354,7 @@ func DefaultConfig() Config {
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
 			Futures: 1, Refinements: 1, Candidates: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", InvalidRefinement: "original",
-			Warmup: NLACWarmup{Tasks: 32, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
+			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
 		},
 	}
 }

@@ -1,0 +1,83 @@
+package nlac
+
+import (
+	"bufio"
+	"compress/gzip"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+)
+
+// writeAtomic writes a file through write, gzipped or not, by way of a
+// temporary file and a rename: a reader (or a run resumed after a kill)
+// never sees half a file.
+func writeAtomic(path string, gzipped bool, write func(io.Writer) error) error {
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		return err
+	}
+	tmp := path + ".tmp"
+	f, err := os.Create(tmp)
+	if err != nil {
+		return err
+	}
+	var zw *gzip.Writer
+	var w io.Writer = f
+	if gzipped {
+		zw = gzip.NewWriter(f)
+		w = zw
+	}
+	bw := bufio.NewWriter(w)
+	err = errors.Join(write(bw), bw.Flush())
+	if zw != nil {
+		err = errors.Join(err, zw.Close())
+	}
+	if err = errors.Join(err, f.Close()); err != nil {
+		os.Remove(tmp)
+		return fmt.Errorf("write %s: %w", path, err)
+	}
+	return os.Rename(tmp, path)
+}
+
+// writeJSONLines writes items as gzipped JSON lines, atomically.
+func writeJSONLines[T any](path string, items []T) error {
+	return writeAtomic(path, true, func(w io.Writer) error {
+		enc := json.NewEncoder(w)
+		enc.SetEscapeHTML(false)
+		for _, it := range items {
+			if err := enc.Encode(it); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+}
+
+// readJSONLines reads what writeJSONLines wrote, checking each item.
+func readJSONLines[T any](path string, check func(*T) error) ([]T, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	var out []T
+	dec := json.NewDecoder(zr)
+	for {
+		var it T
+		if err := dec.Decode(&it); err == io.EOF {
+			return out, nil
+		} else if err != nil {
+			return nil, fmt.Errorf("%s, line %d: %w", path, len(out)+1, err)
+		}
+		if err := check(&it); err != nil {
+			return nil, fmt.Errorf("%s, line %d: %w", path, len(out)+1, err)
+		}
+		out = append(out, it)
+	}
+}
