@@ -211,6 +211,28 @@ func TestNLACRun(t *testing.T) {
 			t.Errorf("the iteration's log lacks %q", want)
 		}
 	}
+
+	// agentrl critique: one greedy episode of the latest actor, each step
+	// critiqued by the latest critic.
+	cr, err := CritiqueRun(context.Background(), dir, model, newEnv, envs.Test, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(cr.Records) != 2 || cr.Counts.Judgements != 2 {
+		t.Fatalf("critique of a two-step episode: %d records, %d judgements", len(cr.Records), cr.Counts.Judgements)
+	}
+	var text strings.Builder
+	if err := cr.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"# vowels test seed 3: 2 steps", "## test seed 3, step 1 of 2", "## test seed 3, step 2 of 2", "Future 1:", "Critique ("} {
+		if !strings.Contains(text.String(), want) {
+			t.Errorf("the critique lacks %q:\n%s", want, text.String())
+		}
+	}
+	if _, err := CritiqueRun(context.Background(), t.TempDir(), model, newEnv, envs.Test, 3); err == nil {
+		t.Error("critique of a directory without a run: no error")
+	}
 }
 
 // optimalKept is the number of actions distilled as they were, judged

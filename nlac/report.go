@@ -11,6 +11,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/rl"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // Critique is what `agentrl critique` shows: one episode of a run's
@@ -63,7 +64,10 @@ func CritiqueRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	collector := &rl.LocalCollector{Engine: e, NewEnv: newEnv, Parallel: 1}
 	defer collector.Close()
 	actor := rl.Snapshot{Model: modelPath, Adapters: []rl.AdapterFile{{Path: actorPath, Scale: 1}}}
-	trajs, _, err := collector.Collect(ctx, actor, rl.Episodes{Split: split, Seed0: seed, Tasks: 1, MaxSteps: cfg.Rollout.MaxSteps})
+	greedy := actor
+	greedy.Sampling = rollout.DefaultActionSampling()
+	greedy.Sampling.MaxTokens, greedy.Sampling.Temperature = cfg.Rollout.MaxTokens, 0
+	trajs, _, err := collector.Collect(ctx, greedy, rl.Episodes{Split: split, Seed0: seed, Tasks: 1, MaxSteps: cfg.Rollout.MaxSteps})
 	if err != nil {
 		return out, err
 	}
