@@ -137,15 +137,17 @@ func run(ctx context.Context, r *rl.Run) error {
 			if err := l.trainCritic(ctx, it, recs); err != nil {
 				return fmt.Errorf("iteration %d: critic update: %w", it, err)
 			}
+			r.Logf("iter %d/%d critic: backup targets for %d transitions and the critic's update in %.1fs, loss %.4f",
+				it, r.Config.Iterations, len(recs), r.EndPhase("critic"), m.Losses["critic"])
 		}
-		r.EndPhase("critic")
 
 		// 4. Policy improvement: critique and refine (or select), then
 		// distil into the actor.
 		if err := l.roles.improve(ctx, recs, c.Method, seed, &counts); err != nil {
 			return fmt.Errorf("iteration %d: policy improvement: %w", it, err)
 		}
-		r.EndPhase("improve")
+		r.Logf("iter %d/%d improvement: futures, critiques and refinements of %d transitions in %.1fs",
+			it, r.Config.Iterations, len(recs), r.EndPhase("improve"))
 		if err := l.trainActor(ctx, it, recs, &counts); err != nil {
 			return fmt.Errorf("iteration %d: actor update: %w", it, err)
 		}
