@@ -52,7 +52,7 @@ var algorithmUsage = map[string]string{
 var algorithmFlags = map[string][]cli.Flag{
 	"nlac": {
 		&cli.StringFlag{Name: "method", Usage: "nlac, or an ablation: self_distill (no successor model) or nlql (no refinement); default nlac"},
-		&cli.IntFlag{Name: "warmup-tasks", Usage: "train tasks of the critic's warm-up on ground truth (0: none; default 4, for small models)"},
+		&cli.IntFlag{Name: "warmup-tasks", Usage: "train tasks of the critic's warm-up on ground truth (0: none; for small models)", DefaultText: "4"},
 	},
 	"stepagent": {
 		&cli.StringFlag{Name: "expert", Usage: "expert conversations (`FILE.jsonl`: AgentInstruct/ETO \"conversations\" or \"messages\"); default: the built-in expert"},
