@@ -2,7 +2,6 @@ package nlac
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -113,19 +112,11 @@ func sayConfig(t *testing.T, method string, iterations int) rl.Config {
 
 func readMetrics(t *testing.T, dir string) []rl.Metrics {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	ms, err := rl.ReadMetrics(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []rl.Metrics
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var m rl.Metrics
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return ms
 }
 
 type testLog struct{ t *testing.T }

@@ -444,6 +444,25 @@ func appendMetrics(path string, m Metrics) error {
 	return writeFileAtomic(path, append(append(kept, line...), '\n'))
 }
 
+// ReadMetrics reads the metrics.jsonl of the run in dir, one entry per
+// finished iteration.
+func ReadMetrics(dir string) ([]Metrics, error) {
+	path := filepath.Join(dir, "metrics.jsonl")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, err
+	}
+	var out []Metrics
+	for i, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
+		var m Metrics
+		if err := json.Unmarshal([]byte(line), &m); err != nil {
+			return nil, fmt.Errorf("%s line %d: %w", path, i+1, err)
+		}
+		out = append(out, m)
+	}
+	return out, nil
+}
+
 // writeFileAtomic writes data to path through a temporary file and a
 // rename, so that a reader never sees half a file.
 func writeFileAtomic(path string, data []byte) error {

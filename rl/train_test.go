@@ -2,7 +2,6 @@ package rl
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -54,19 +53,11 @@ func (l *letters) AvailableActions() []string { return nil }
 // readMetrics reads a run's metrics.jsonl.
 func readMetrics(t *testing.T, dir string) []Metrics {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	ms, err := ReadMetrics(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []Metrics
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var m Metrics
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return ms
 }
 
 // byteModel writes a made model with a vocabulary of little more than the

@@ -2,7 +2,6 @@ package stepagent
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"math"
 	"os"
@@ -204,19 +203,11 @@ func TestDiscriminatorSeparates(t *testing.T) {
 
 func readMetrics(t *testing.T, dir string) []rl.Metrics {
 	t.Helper()
-	data, err := os.ReadFile(filepath.Join(dir, "metrics.jsonl"))
+	ms, err := rl.ReadMetrics(dir)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var out []rl.Metrics
-	for _, line := range strings.Split(strings.TrimSpace(string(data)), "\n") {
-		var m rl.Metrics
-		if err := json.Unmarshal([]byte(line), &m); err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, m)
-	}
-	return out
+	return ms
 }
 
 func sayConfig(reflection string, cycles int) rl.Config {

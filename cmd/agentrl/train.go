@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 
@@ -230,43 +231,43 @@ func sweepCommand() *cli.Command {
 }
 
 func inspectCommand() *cli.Command {
-	return &cli.Command{
-		Name:  "inspect",
-		Usage: "show a StepAgent run's agent at every step of an expert trajectory: its actions, whether each equals the expert's, step rewards",
-		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory (`RUNDIR`)"},
-			&cli.StringFlag{Name: "env", Usage: "environment of the expert trajectory (default: the run's)"},
-			&cli.Int64Flag{Name: "seed", Usage: "task seed of the expert trajectory"},
-			&cli.StringFlag{Name: "split", Value: string(envs.Train), Usage: "split of the task"},
-		},
-		Action: func(c *cli.Context) error {
-			dir := c.String("run")
-			_, modelPath, newEnv, err := openRunDir(dir, c.String("env"))
+	return episodeCommand("inspect",
+		"show a StepAgent run's agent at every step of an expert trajectory: its actions, whether each equals the expert's, step rewards",
+		"expert trajectory", envs.Train,
+		func(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64, w io.Writer) error {
+			in, err := stepagent.InspectRun(ctx, dir, modelPath, newEnv, split, seed)
 			if err != nil {
 				return err
 			}
-			split, err := envs.ParseSplit(c.String("split"))
-			if err != nil {
-				return err
-			}
-			in, err := stepagent.InspectRun(c.Context, dir, modelPath, newEnv, split, c.Int64("seed"))
-			if err != nil {
-				return err
-			}
-			return in.WriteText(c.App.Writer)
-		},
-	}
+			return in.WriteText(w)
+		})
 }
 
 func critiqueCommand() *cli.Command {
+	return episodeCommand("critique",
+		"show what an NLAC run's critic makes of one episode of its actor: predicted futures, critiques, judgements, refinements",
+		"episode", envs.Test,
+		func(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64, w io.Writer) error {
+			cr, err := nlac.CritiqueRun(ctx, dir, modelPath, newEnv, split, seed)
+			if err != nil {
+				return err
+			}
+			return cr.WriteText(w)
+		})
+}
+
+// episodeCommand is a command that shows one task of a run step by step:
+// --run, --env, --seed and --split select it, show writes it.
+func episodeCommand(name, usage, what string, split envs.Split,
+	show func(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64, w io.Writer) error) *cli.Command {
 	return &cli.Command{
-		Name:  "critique",
-		Usage: "show what an NLAC run's critic makes of one episode of its actor: predicted futures, critiques, judgements, refinements",
+		Name:  name,
+		Usage: usage,
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "run", Required: true, Usage: "the NLAC run directory (`RUNDIR`)"},
-			&cli.StringFlag{Name: "env", Usage: "environment of the episode (default: the run's)"},
-			&cli.Int64Flag{Name: "seed", Usage: "task seed of the episode"},
-			&cli.StringFlag{Name: "split", Value: string(envs.Test), Usage: "split of the task"},
+			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory (`RUNDIR`)"},
+			&cli.StringFlag{Name: "env", Usage: "environment of the " + what + " (default: the run's)"},
+			&cli.Int64Flag{Name: "seed", Usage: "task seed of the " + what},
+			&cli.StringFlag{Name: "split", Value: string(split), Usage: "split of the task"},
 		},
 		Action: func(c *cli.Context) error {
 			dir := c.String("run")
@@ -278,11 +279,7 @@ func critiqueCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			cr, err := nlac.CritiqueRun(c.Context, dir, modelPath, newEnv, split, c.Int64("seed"))
-			if err != nil {
-				return err
-			}
-			return cr.WriteText(c.App.Writer)
+			return show(c.Context, dir, modelPath, newEnv, split, c.Int64("seed"), c.App.Writer)
 		},
 	}
 }
