@@ -2,9 +2,12 @@ package rl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
+	"sync"
+	"syscall"
 
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
@@ -37,7 +40,10 @@ func HandOverFile(ctx context.Context, write func(path string) error, c Collecto
 	if dir == "" {
 		dir = fallbackDir
 	}
-	f, err := os.CreateTemp(dir, "agentrl-adapter-*.gguf")
+	staleOnce.Do(func() { removeStale(dir) })
+	// The process id in the name lets a later run remove the files of a
+	// run that was killed before it could.
+	f, err := os.CreateTemp(dir, fmt.Sprintf("agentrl-adapter-%d-*.gguf", os.Getpid()))
 	if err != nil {
 		return "", err
 	}
@@ -53,6 +59,23 @@ func HandOverFile(ctx context.Context, write func(path string) error, c Collecto
 		return "", fmt.Errorf("hand the adapter to the engine: %w", err)
 	}
 	return path, nil
+}
+
+var staleOnce sync.Once
+
+// removeStale deletes the hand-over files in dir of processes that no
+// longer run: a run killed outright leaves its files in memory.
+func removeStale(dir string) {
+	files, _ := filepath.Glob(filepath.Join(dir, "agentrl-adapter-*-*.gguf"))
+	for _, f := range files {
+		var pid int
+		if _, err := fmt.Sscanf(filepath.Base(f), "agentrl-adapter-%d-", &pid); err != nil || pid <= 0 || pid == os.Getpid() {
+			continue
+		}
+		if errors.Is(syscall.Kill(pid, 0), syscall.ESRCH) {
+			os.Remove(f)
+		}
+	}
 }
 
 // ramDir is a memory-backed directory for the hand-over files, or "".
