@@ -123,7 +123,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 	if len(open) == 0 {
 		return nil
 	}
-	next, err := m.generate(ctx, m.actor, actorPrompts, 1, m.actionTokens, m.rolloutTemperature, seed(seedNextAction))
+	next, err := m.generate(ctx, "a' from the actor", m.actor, actorPrompts, 1, m.actionTokens, m.rolloutTemperature, seed(seedNextAction))
 	if err != nil {
 		return fmt.Errorf("a' ~ pi(s'): %w", err)
 	}
@@ -136,7 +136,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 			return err
 		}
 	}
-	futures, err := m.generateSome(ctx, m.target, successorPrompts, 1, m.cfg.FutureTokens, m.cfg.Temperature, seed(seedTargetFuture))
+	futures, err := m.generateSome(ctx, "d' from the target", m.target, successorPrompts, 1, m.cfg.FutureTokens, m.cfg.Temperature, seed(seedTargetFuture))
 	if err != nil {
 		return fmt.Errorf("d' ~ M_target(s', a'): %w", err)
 	}
@@ -154,7 +154,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 			return err
 		}
 	}
-	merged, err := m.generateSome(ctx, m.target, mergePrompts, 1, m.cfg.FutureTokens, m.cfg.Temperature, seed(seedMerge))
+	merged, err := m.generateSome(ctx, "merges by the target", m.target, mergePrompts, 1, m.cfg.FutureTokens, m.cfg.Temperature, seed(seedMerge))
 	if err != nil {
 		return fmt.Errorf("merge: %w", err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
@@ -39,6 +40,8 @@ type roleModel struct {
 	actor, critic, target rl.Snapshot
 	// envSteps counts the environment steps of the checks.
 	envSteps int64
+	// progress receives a line per batch of generations (nil: none).
+	progress func(format string, args ...any)
 }
 
 // errTooLong marks a transition whose prompt does not fit the context at
@@ -81,7 +84,7 @@ func (m *roleModel) promptTokens(role string, t Transition, action string, fill 
 
 // generateSome is generate over the prompts that are not nil; the others
 // get no texts.
-func (m *roleModel) generateSome(ctx context.Context, snap rl.Snapshot, prompts [][]int32, n, maxTokens int, temperature float64, seed uint64) ([][]string, error) {
+func (m *roleModel) generateSome(ctx context.Context, what string, snap rl.Snapshot, prompts [][]int32, n, maxTokens int, temperature float64, seed uint64) ([][]string, error) {
 	var idx []int
 	var some [][]int32
 	for i, p := range prompts {
@@ -90,7 +93,7 @@ func (m *roleModel) generateSome(ctx context.Context, snap rl.Snapshot, prompts 
 			some = append(some, p)
 		}
 	}
-	texts, err := m.generate(ctx, snap, some, n, maxTokens, temperature, seed)
+	texts, err := m.generate(ctx, what, snap, some, n, maxTokens, temperature, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -103,10 +106,15 @@ func (m *roleModel) generateSome(ctx context.Context, snap rl.Snapshot, prompts 
 
 // generate samples n texts of at most maxTokens tokens for each prompt
 // with the snapshot's adapters, at the roles' temperature (temperature
-// 0: greedy).
-func (m *roleModel) generate(ctx context.Context, snap rl.Snapshot, prompts [][]int32, n, maxTokens int, temperature float64, seed uint64) ([][]string, error) {
+// 0: greedy); what names them in the progress line.
+func (m *roleModel) generate(ctx context.Context, what string, snap rl.Snapshot, prompts [][]int32, n, maxTokens int, temperature float64, seed uint64) ([][]string, error) {
 	if len(prompts) == 0 {
 		return nil, nil
+	}
+	if m.progress != nil {
+		defer func(start time.Time) {
+			m.progress("  %s: %d x %d in %.1fs", what, len(prompts), n, time.Since(start).Seconds())
+		}(time.Now())
 	}
 	s := llm.DefaultSampling()
 	s.MaxTokens, s.Temperature, s.Seed = maxTokens, float32(temperature), int64(seed>>1)

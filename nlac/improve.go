@@ -197,7 +197,7 @@ func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, c
 		}
 		prompts[k] = tokens
 	}
-	return m.generateSome(ctx, m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
+	return m.generateSome(ctx, "futures", m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
 }
 
 // critiques has the evaluator critique each open transition's current
@@ -218,7 +218,7 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 		}
 		prompts[k] = tokens
 	}
-	return m.generateSome(ctx, m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
+	return m.generateSome(ctx, "critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
 }
 
 // fitting drops from open (and from texts, indexed alike) the
@@ -257,7 +257,7 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 		}
 		prompts[k] = tokens
 	}
-	texts, err := m.generateSome(ctx, m.critic, prompts, 1, m.actionTokens, m.cfg.Temperature, seed)
+	texts, err := m.generateSome(ctx, "refinements", m.critic, prompts, 1, m.actionTokens, m.cfg.Temperature, seed)
 	if err != nil {
 		return nil, err
 	}
@@ -300,7 +300,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		open = append(open, i)
 		prompts = append(prompts, recs[i].T.step().PromptTokenIDs)
 	}
-	samples, err := m.generate(ctx, m.actor, prompts, m.cfg.Candidates, m.actionTokens, m.rolloutTemperature, seed(seedCandidates))
+	samples, err := m.generate(ctx, "candidate actions", m.actor, prompts, m.cfg.Candidates, m.actionTokens, m.rolloutTemperature, seed(seedCandidates))
 	if err != nil {
 		return err
 	}

@@ -93,6 +93,7 @@ func run(ctx context.Context, r *rl.Run) error {
 	l.roles = &roleModel{
 		cfg: c, prompts: prompts, model: r.Model(), collector: r.Collector(), newEnv: r.NewEnv, instruction: instruction,
 		context: r.Config.Rollout.Context, actionTokens: r.Config.Rollout.MaxTokens, rolloutTemperature: r.Config.Rollout.Temperature,
+		progress: r.Logf,
 	}
 	defer l.removeHandOvers()
 	if err := l.restore(ctx); err != nil {
