@@ -160,7 +160,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			if !r.Valid {
 				counts.InvalidRefinements++
 				if m.cfg.InvalidRefinement == "original" {
-					recs[i].Distill, recs[i].Why = recs[i].Action, "refinement invalid: the original action"
+					recs[i].Distill, recs[i].Why = current[i], "refinement invalid: the action it refined"
 				} else {
 					recs[i].Why = "refinement invalid: dropped"
 				}
