@@ -299,14 +299,14 @@ func TestRefinementRules(t *testing.T) {
 		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
 		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
 	}, NumSteps: 2}}
-	run := func(cfg rl.NLACConfig, critiques, refinements []string) ([]Record, Counts) {
+	run := func(cfg rl.NLACConfig, critiques, refinements []string, later ...[]string) ([]Record, Counts) {
 		t.Helper()
 		recs := make([]Record, len(critiques))
 		for i := range recs {
 			tr := Transition{Episode: ep, Step: i % 2}
 			recs[i] = Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)}
 		}
-		c := &scripted{calls: [][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}}
+		c := &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...)}
 		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
 			instruction: "Write vowels.", context: 512, actionTokens: 8}
 		var counts Counts
@@ -346,6 +346,16 @@ func TestRefinementRules(t *testing.T) {
 			t.Errorf("drop/skip record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
 		}
 	}
+	// A second round: the valid refinement of record 1 is critiqued again,
+	// judged suboptimal, and its own refinement is empty: it falls back to
+	// the action it refined, not to the action taken.
+	cfg.InvalidRefinement, cfg.UnparsedJudgement, cfg.Refinements = "original", "suboptimal", 2
+	recs, counts = run(cfg, critiques, refinements, []string{"Next: \"Over.\""}, []string{"Judgement: suboptimal"}, []string{""})
+	if recs[1].Distill != "Action: aeiou" || len(recs[1].Rounds) != 2 || counts.Refinements != 4 {
+		t.Errorf("second round: distilled %q (%s) after %d rounds, %d refinements", recs[1].Distill, recs[1].Why, len(recs[1].Rounds), counts.Refinements)
+	}
+	cfg.Refinements = 1
+
 	// Unparsed judgements kept as optimal.
 	cfg.UnparsedJudgement = "optimal"
 	recs, _ = run(cfg, critiques, refinements[:2])
