@@ -222,28 +222,40 @@ func (m *roleModel) check(ctx context.Context, ts []Transition, actions []string
 	return valid, errors.Join(errs...)
 }
 
-// replayAndTry resets env to the transition's task, replays the actions
-// before its step, and takes action; it reports whether the environment
-// accepted it and how many steps it took.
-func replayAndTry(env envs.Env, t Transition, action string) (bool, int, error) {
+// replayTo resets env to the transition's task and replays the actions
+// before its step, reaching the state the agent acted in; it returns the
+// steps it took.
+func replayTo(env envs.Env, t Transition) (int, error) {
 	tr := &t.Episode.Trajectory
 	if _, err := env.Reset(tr.Split, tr.Seed); err != nil {
-		return false, 0, fmt.Errorf("replay %s seed %d: %w", tr.Split, tr.Seed, err)
+		return 0, fmt.Errorf("replay %s seed %d: %w", tr.Split, tr.Seed, err)
 	}
 	for i := range t.Step {
 		res, err := env.Step(tr.Steps[i].Action)
 		if err != nil {
-			return false, i + 1, fmt.Errorf("replay %s seed %d step %d: %w", tr.Split, tr.Seed, i+1, err)
+			return i + 1, fmt.Errorf("replay %s seed %d step %d: %w", tr.Split, tr.Seed, i+1, err)
 		}
 		if res.Done {
-			return false, i + 1, fmt.Errorf("replay %s seed %d: the episode ended at step %d, before the transition's step %d (is the environment deterministic?)", tr.Split, tr.Seed, i+1, t.Step+1)
+			return i + 1, fmt.Errorf("replay %s seed %d: the episode ended at step %d, before the transition's step %d (is the environment deterministic?)", tr.Split, tr.Seed, i+1, t.Step+1)
 		}
+	}
+	return t.Step, nil
+}
+
+// replayAndTry replays the transition's state in env and takes action
+// there; it reports whether the environment accepted it and how many
+// steps it took.
+func replayAndTry(env envs.Env, t Transition, action string) (bool, int, error) {
+	steps, err := replayTo(env, t)
+	if err != nil {
+		return false, steps, err
 	}
 	res, err := env.Step(action)
 	if err != nil {
-		return false, t.Step + 1, fmt.Errorf("replay %s seed %d: %w", tr.Split, tr.Seed, err)
+		tr := &t.Episode.Trajectory
+		return false, steps + 1, fmt.Errorf("replay %s seed %d: %w", tr.Split, tr.Seed, err)
 	}
-	return res.Info.ValidAction, t.Step + 1, nil
+	return res.Info.ValidAction, steps + 1, nil
 }
 
 // expertActions replays each transition's state and asks the
@@ -260,16 +272,12 @@ func (m *roleModel) expertActions(ctx context.Context, ts []Transition) ([]strin
 		if err := ctx.Err(); err != nil {
 			return nil, err
 		}
-		tr := &t.Episode.Trajectory
-		if _, err := env.Reset(tr.Split, tr.Seed); err != nil {
+		steps, err := replayTo(env, t)
+		m.envSteps += int64(steps)
+		if err != nil {
 			return nil, err
 		}
-		for k := range t.Step {
-			if _, err := env.Step(tr.Steps[k].Action); err != nil {
-				return nil, fmt.Errorf("replay %s seed %d step %d: %w", tr.Split, tr.Seed, k+1, err)
-			}
-		}
-		m.envSteps += int64(t.Step)
+		tr := &t.Episode.Trajectory
 		a, err := ex.ExpertAction()
 		if err != nil {
 			return nil, fmt.Errorf("expert at %s seed %d step %d: %w", tr.Split, tr.Seed, t.Step+1, err)
