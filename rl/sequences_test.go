@@ -29,7 +29,7 @@ func tinyModel(t *testing.T) string {
 // (and adapter, if any) at temperature 1.
 func sampleEpisodes(t *testing.T, m *llm.Model, adapter *llm.Adapter, tasks, group int) []rollout.Trajectory {
 	t.Helper()
-	e, err := m.NewEngine(llm.EngineOptions{Parallel: 8, Context: 1024, Threads: 2})
+	e, err := m.NewEngine(llm.EngineOptions{Parallel: 8, Context: 1024, Threads: 1})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -63,7 +63,7 @@ func TestEpisodeSequencesReproduceSamplingLogProbs(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer m.Close()
-	tr, err := train.New(path, train.Config{Threads: 2, F16KV: true, Seed: 3})
+	tr, err := train.New(path, train.Config{Threads: 1, F16KV: true, Seed: 3})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -75,7 +75,7 @@ func byteModel(t *testing.T) string {
 
 func lettersConfig(algorithm string, iterations int) Config {
 	cfg := DefaultConfig()
-	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = algorithm, "letters", "tiny", iterations, 2
+	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = algorithm, "letters", "tiny", iterations, 1
 	cfg.Rollout = RolloutConfig{Tasks: 4, MaxTokens: 8, Temperature: 1, Parallel: 16, Context: 256}
 	cfg.Eval = EvalConfig{Episodes: 0, Split: envs.Test}
 	cfg.LoRA = LoRAConfig{Rank: 8, BatchTokens: 4096}

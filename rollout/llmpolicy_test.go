@@ -26,7 +26,7 @@ func newEngine(t *testing.T, opts llm.EngineOptions) *llm.Engine {
 		t.Fatal(err)
 	}
 	if opts.Threads == 0 {
-		opts.Threads = 2
+		opts.Threads = 1
 	}
 	e, err := m.NewEngine(opts)
 	if err != nil {
