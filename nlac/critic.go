@@ -35,6 +35,9 @@ type roleModel struct {
 	// in the rollouts.
 	actionTokens       int
 	rolloutTemperature float64
+	// maxSteps bounds NLRL's rollouts, as the iteration's (0: the
+	// environment's limit).
+	maxSteps int
 	// actor, critic and target are the snapshots of the policy, the
 	// successor model (which also evaluates and refines) and its EMA.
 	actor, critic, target rl.Snapshot
@@ -42,6 +45,19 @@ type roleModel struct {
 	envSteps int64
 	// progress receives a line per batch of generations (nil: none).
 	progress func(format string, args ...any)
+}
+
+// newRoleModel plays the roles of a run with configuration cfg through
+// collector.
+func newRoleModel(cfg rl.Config, prompts *Prompts, model *llm.Model, collector rl.Collector, newEnv func() envs.Env) *roleModel {
+	env := newEnv()
+	instruction := env.Spec().Instruction
+	envs.Close(env)
+	return &roleModel{
+		cfg: cfg.NLAC, prompts: prompts, model: model, collector: collector, newEnv: newEnv, instruction: instruction,
+		context: cfg.Rollout.Context, actionTokens: cfg.Rollout.MaxTokens, rolloutTemperature: cfg.Rollout.Temperature,
+		maxSteps: cfg.Rollout.MaxSteps,
+	}
 }
 
 // errTooLong marks a transition whose prompt does not fit the context at
@@ -144,28 +160,6 @@ func (m *roleModel) sequence(msgs []chat.Message, target string) (train.Sequence
 	return s, len(s.Tokens) <= m.context, nil
 }
 
-// turnTokens are the tokens of an assistant turn with the given content,
-// through its end-of-turn token: the action part of a distillation
-// sequence.
-func (m *roleModel) turnTokens(content string) ([]int32, error) {
-	before := []chat.Message{{Role: chat.User, Content: "."}}
-	prompt := m.model.RenderChat(before, true)
-	full := m.model.RenderChat(append(before, chat.Message{Role: chat.Assistant, Content: content}), false)
-	if !strings.HasPrefix(full, prompt) {
-		return nil, errors.New("the chat template does not render the conversation turn by turn; cannot tell the action's tokens apart")
-	}
-	turn, err := m.model.Tokenize(full[len(prompt):], false, true)
-	if err != nil {
-		return nil, err
-	}
-	for k, tok := range turn {
-		if m.model.IsEOG(tok) {
-			return turn[:k+1], nil
-		}
-	}
-	return turn, nil
-}
-
 // distillSequence is the actor's prompt at the transition's state followed
 // by the action as an assistant turn, loss on the action: a term of
 // -log pi(a | s). ok is false when it does not fit the context.
@@ -174,14 +168,13 @@ func (m *roleModel) distillSequence(t Transition, action string) (train.Sequence
 	if len(prompt) == 0 {
 		return train.Sequence{}, false, fmt.Errorf("episode %d step %d: no prompt token ids (the buffer's episodes must come from a language-model policy)", t.Episode.Trajectory.Seed, t.Step+1)
 	}
-	turn, err := m.turnTokens(action)
+	// The action's tokens as the actor would generate them after any
+	// prompt: an assistant turn's, through its end-of-turn token.
+	_, turn, err := train.AssistantTurn(m.model, []chat.Message{{Role: chat.User, Content: "."}, {Role: chat.Assistant, Content: action}})
 	if err != nil {
 		return train.Sequence{}, false, err
 	}
-	s := train.Sequence{Tokens: append(append(make([]int32, 0, len(prompt)+len(turn)), prompt...), turn...), Weights: make([]float32, len(prompt)+len(turn))}
-	for i := len(prompt); i < len(s.Tokens); i++ {
-		s.Weights[i] = 1
-	}
+	s := train.ActionSequence(prompt, turn)
 	return s, len(s.Tokens) <= m.context, nil
 }
 

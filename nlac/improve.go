@@ -4,8 +4,11 @@ import (
 	"context"
 	"fmt"
 	"strings"
+	"time"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/rl"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // Record is what the critic made of one transition in an iteration: the
@@ -86,8 +89,9 @@ const (
 )
 
 // improve is policy improvement on a batch of transitions: each action
-// is critiqued from k futures (sampled from the successor model, or, for
-// self-distillation, the real continuation) and, where judged
+// is critiqued from k futures (sampled from the successor model; for
+// self-distillation the real continuation, for NLRL fresh rollouts of
+// the actor) and, where judged
 // suboptimal, refined, up to m rounds; the last action standing is
 // distilled. NLQL instead judges Candidates sampled actions and distils
 // the first judged optimal.
@@ -96,9 +100,9 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		return m.selectBest(ctx, recs, seed, counts)
 	}
 	rounds := m.cfg.Refinements
-	if method != "nlac" {
-		// Without a successor model there is no future for a rewritten
-		// action: one round.
+	if method == "self_distill" {
+		// The real continuation followed the action taken only: a
+		// rewritten action has no future to critique it from.
 		rounds = 1
 	}
 	current := make([]string, len(recs))
@@ -180,14 +184,18 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 }
 
 // futuresFor gives the futures of each open transition's current action:
-// k samples of the successor model, or the real continuation.
+// k samples of the successor model, the real continuation
+// (self-distillation), or fresh rollouts of the actor (NLRL).
 func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, current []string, method string, seed uint64) ([][]string, error) {
 	out := make([][]string, len(open))
-	if method == "self_distill" {
+	switch method {
+	case "self_distill":
 		for k, i := range open {
 			out[k] = []string{TrueFuture(recs[i].T)}
 		}
 		return out, nil
+	case "nlrl":
+		return m.rolloutFutures(ctx, recs, open, current, seed)
 	}
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
@@ -198,6 +206,51 @@ func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, c
 		prompts[k] = tokens
 	}
 	return m.generateSome(ctx, "futures", m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
+}
+
+// rolloutFutures are NLRL's futures: Rollouts episodes of the actor from
+// each open transition's state after its current action, each told as
+// what really followed it. The evaluator aggregates them in context into
+// its critique, a language value estimated by Monte Carlo.
+func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []int, current []string, seed uint64) ([][]string, error) {
+	starts := make([]rollout.Start, len(open))
+	for k, i := range open {
+		t := recs[i].T
+		tr := &t.Episode.Trajectory
+		actions := make([]string, 0, t.Step+1)
+		for _, s := range tr.Steps[:t.Step] {
+			actions = append(actions, s.Action)
+		}
+		starts[k] = rollout.Start{Split: tr.Split, Seed: tr.Seed, Actions: append(actions, current[i])}
+	}
+	began := time.Now()
+	s := rollout.DefaultActionSampling()
+	s.MaxTokens, s.Temperature, s.Seed = m.actionTokens, float32(m.rolloutTemperature), int64(seed>>1)
+	snap := m.actor
+	snap.Sampling = s
+	group := m.cfg.Rollouts
+	trajs, _, err := m.collector.Collect(ctx, snap, rl.Episodes{Starts: starts, Group: group, MaxSteps: m.maxSteps})
+	if err != nil {
+		return nil, fmt.Errorf("NLRL rollouts: %w", err)
+	}
+	if len(trajs) != len(starts)*group {
+		return nil, fmt.Errorf("NLRL rollouts: %d episodes for %d starts x %d", len(trajs), len(starts), group)
+	}
+	out := make([][]string, len(open))
+	for e := range trajs {
+		tr := &trajs[e]
+		m.envSteps += int64(len(tr.Steps))
+		k := e / group
+		if tr.Error != "" {
+			return nil, fmt.Errorf("NLRL rollout from %s seed %d step %d: %s", tr.Split, tr.Seed, len(starts[k].Actions), tr.Error)
+		}
+		future := TrueFuture(Transition{Episode: &Episode{Trajectory: *tr}, Step: len(starts[k].Actions) - 1})
+		out[k] = append(out[k], future)
+	}
+	if m.progress != nil {
+		m.progress("  rollouts: %d x %d in %.1fs", len(starts), group, time.Since(began).Seconds())
+	}
+	return out, nil
 }
 
 // critiques has the evaluator critique each open transition's current

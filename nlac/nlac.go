@@ -24,7 +24,6 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rl"
@@ -83,18 +82,12 @@ func run(ctx context.Context, r *rl.Run) error {
 	if err := r.WarmStart(ctx); err != nil {
 		return err
 	}
-	env := r.NewEnv()
-	instruction := env.Spec().Instruction
-	envs.Close(env)
 	l := &loop{r: r, cfg: c, critic: criticAdapter}
 	if c.SharedAdapter {
 		l.critic = rl.ActorAdapter
 	}
-	l.roles = &roleModel{
-		cfg: c, prompts: prompts, model: r.Model(), collector: r.Collector(), newEnv: r.NewEnv, instruction: instruction,
-		context: r.Config.Rollout.Context, actionTokens: r.Config.Rollout.MaxTokens, rolloutTemperature: r.Config.Rollout.Temperature,
-		progress: r.Logf,
-	}
+	l.roles = newRoleModel(r.Config, prompts, r.Model(), r.Collector(), r.NewEnv)
+	l.roles.progress = r.Logf
 	defer l.removeHandOvers()
 	if err := l.restore(ctx); err != nil {
 		return err

@@ -56,12 +56,12 @@ func CritiqueRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 		return out, err
 	}
 	defer m.Close()
-	e, err := m.NewEngine(llm.EngineOptions{Parallel: max(c.Futures, c.Candidates), Context: cfg.Rollout.Context, Threads: cfg.Threads})
+	e, err := m.NewEngine(llm.EngineOptions{Parallel: max(c.Futures, c.Candidates, c.Rollouts), Context: cfg.Rollout.Context, Threads: cfg.Threads})
 	if err != nil {
 		return out, err
 	}
 	defer e.Close()
-	collector := &rl.LocalCollector{Engine: e, NewEnv: newEnv, Parallel: 1}
+	collector := &rl.LocalCollector{Engine: e, NewEnv: newEnv, Parallel: c.Rollouts}
 	defer collector.Close()
 	actor := rl.Snapshot{Model: modelPath, Adapters: []rl.AdapterFile{{Path: actorPath, Scale: 1}}}
 	greedy := actor
@@ -74,15 +74,9 @@ func CritiqueRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	if trajs[0].Error != "" {
 		return out, fmt.Errorf("the episode failed: %s", trajs[0].Error)
 	}
-	env := newEnv()
-	instruction := env.Spec().Instruction
-	envs.Close(env)
-	critic := withAdapter(actor, criticPath)
-	roles := &roleModel{
-		cfg: c, prompts: prompts, model: m, collector: collector, newEnv: newEnv, instruction: instruction,
-		context: cfg.Rollout.Context, actionTokens: cfg.Rollout.MaxTokens, rolloutTemperature: cfg.Rollout.Temperature,
-		actor: actor, critic: critic, target: critic,
-	}
+	roles := newRoleModel(cfg, prompts, m, collector, newEnv)
+	roles.actor, roles.critic = actor, withAdapter(actor, criticPath)
+	roles.target = roles.critic
 	for _, t := range transitionsOf(episodesOf(0, trajs)) {
 		out.Records = append(out.Records, Record{T: t, Action: actionText(t.step().ParsedAction, t.step().Action)})
 	}

@@ -30,7 +30,8 @@ type AdapterFile struct {
 // Episodes says which episodes a collection plays: Tasks tasks of Split
 // from seed Seed0, each Group times, at most MaxSteps steps (0: the
 // environment's limit), each environment call bounded by StepTimeout (0:
-// none).
+// none). Starts, when set, replaces Split, Seed0 and Tasks: one task per
+// start, opened by its actions (rollout.Start).
 type Episodes struct {
 	Split       envs.Split
 	Seed0       int64
@@ -38,6 +39,7 @@ type Episodes struct {
 	Group       int
 	MaxSteps    int
 	StepTimeout time.Duration
+	Starts      []rollout.Start
 }
 
 // CollectStats describe a collection.
@@ -124,9 +126,13 @@ func (c *LocalCollector) Collect(ctx context.Context, p Snapshot, e Episodes) ([
 	before := c.Engine.Stats()
 	policy := &rollout.LLMPolicy{Engine: c.Engine, Sampling: p.Sampling, Adapters: adapters}
 	defer policy.Close()
+	tasks := e.Tasks
+	if e.Starts != nil {
+		tasks = len(e.Starts)
+	}
 	trajs, err := rollout.Run(ctx, rollout.Config{
-		NewEnv: c.NewEnv, Parallel: c.Parallel, Episodes: e.Tasks * max(e.Group, 1), Group: e.Group,
-		Split: e.Split, Seed0: e.Seed0, MaxSteps: e.MaxSteps, StepTimeout: e.StepTimeout,
+		NewEnv: c.NewEnv, Parallel: c.Parallel, Episodes: tasks * max(e.Group, 1), Group: e.Group,
+		Split: e.Split, Seed0: e.Seed0, MaxSteps: e.MaxSteps, StepTimeout: e.StepTimeout, Starts: e.Starts,
 	}, policy)
 	return trajs, CollectStats{GeneratedTokens: c.Engine.Stats().GeneratedTokens - before.GeneratedTokens}, err
 }

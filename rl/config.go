@@ -230,9 +230,12 @@ type StepAgentConfig struct {
 // paper leaves open and what we chose.
 type NLACConfig struct {
 	// Method is "nlac", or an ablation: "self_distill" (no successor
-	// model: the evaluator reads the real continuation of the episode) or
+	// model: the evaluator reads the real continuation of the episode),
 	// "nlql" (no refinement: Candidates actions are sampled and the one
-	// the evaluator rates best is distilled).
+	// the evaluator rates best is distilled) or "nlrl" (no successor
+	// model: the evaluator aggregates in context Rollouts fresh rollouts
+	// of the actor from the state and action, a language value by Monte
+	// Carlo).
 	Method string `yaml:"method"`
 	// SharedAdapter makes one adapter play every role, as in the paper;
 	// by default the actor's adapter plays only the policy and a critic
@@ -263,6 +266,8 @@ type NLACConfig struct {
 	Futures     int `yaml:"futures"`
 	Refinements int `yaml:"refinements"`
 	Candidates  int `yaml:"candidates"`
+	// Rollouts are NLRL's rollouts of the actor per critiqued action.
+	Rollouts int `yaml:"rollouts"`
 	// HistorySteps are the latest steps the role prompts show of the
 	// episode (the first observation, which states the task, always).
 	HistorySteps int `yaml:"history_steps"`
@@ -352,7 +357,7 @@ func DefaultConfig() Config {
 		},
 		NLAC: NLACConfig{
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
-			Futures: 1, Refinements: 1, Candidates: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, Temperature: 0.7,
+			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", InvalidRefinement: "original",
 			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
 		},
@@ -597,13 +602,13 @@ func (c *Config) Validate() error {
 	case "nlac":
 		sft("warm_start", c.WarmStart, false)
 		n := c.NLAC
-		check(slices.Contains([]string{"nlac", "self_distill", "nlql"}, n.Method), "nlac.method %q: want nlac, self_distill or nlql", n.Method)
+		check(slices.Contains([]string{"nlac", "self_distill", "nlql", "nlrl"}, n.Method), "nlac.method %q: want nlac, self_distill, nlql or nlrl", n.Method)
 		check(n.Merge == "prompt" || n.Merge == "template", "nlac.merge %q: want prompt or template", n.Merge)
 		check(n.Buffer > 0 && n.Batch > 0, "nlac.buffer %d and nlac.batch %d must be positive", n.Buffer, n.Batch)
 		check(n.Sampling == "uniform" || n.Sampling == "recent", "nlac.sampling %q: want uniform or recent", n.Sampling)
 		check(n.RecencyDecay > 0 && n.RecencyDecay <= 1, "nlac.recency_decay %g must be in (0, 1]", n.RecencyDecay)
-		check(n.Futures > 0 && n.Refinements > 0 && n.Candidates > 0, "nlac.futures %d, nlac.refinements %d and nlac.candidates %d must be positive",
-			n.Futures, n.Refinements, n.Candidates)
+		check(n.Futures > 0 && n.Refinements > 0 && n.Candidates > 0 && n.Rollouts > 0, "nlac.futures %d, nlac.refinements %d, nlac.candidates %d and nlac.rollouts %d must be positive",
+			n.Futures, n.Refinements, n.Candidates, n.Rollouts)
 		check(n.HistorySteps > 0, "nlac.history_steps %d must be positive", n.HistorySteps)
 		check(n.FutureTokens > 0 && n.CritiqueTokens > 0, "nlac.future_tokens %d and nlac.critique_tokens %d must be positive", n.FutureTokens, n.CritiqueTokens)
 		check(n.Temperature >= 0, "nlac.temperature %g must not be negative", n.Temperature)

@@ -18,7 +18,6 @@
 package rollout
 
 import (
-	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -55,6 +54,23 @@ type Config struct {
 	// StepTimeout bounds each Reset and Step call; an instance that exceeds
 	// it fails its episode and is replaced. 0 means no limit.
 	StepTimeout time.Duration
+	// Starts, when set, replaces Split and Seed0: episode e plays
+	// Starts[e/Group], and Episodes must be len(Starts) x Group. The
+	// policy then acts from a state partway through a task, with the
+	// whole conversation before it (NLAC's NLRL ablation rolls out from
+	// states of its replay buffer).
+	Starts []Start
+}
+
+// Start is a task and the actions that open its episode: the runner
+// takes them as if the policy had, recording them as the trajectory's
+// first steps (marked Replayed), before the policy acts. Environments
+// are deterministic given split and seed, so the opening reaches the
+// state the actions were first taken in.
+type Start struct {
+	Split   envs.Split
+	Seed    int64
+	Actions []string
 }
 
 func (c *Config) validate() error {
@@ -72,25 +88,49 @@ func (c *Config) validate() error {
 	case c.StepTimeout < 0:
 		return fmt.Errorf("runner: step timeout must not be negative, got %v", c.StepTimeout)
 	}
-	if _, err := envs.ParseSplit(string(c.Split)); err != nil {
-		return fmt.Errorf("runner: %w", err)
+	if c.Starts == nil {
+		if _, err := envs.ParseSplit(string(c.Split)); err != nil {
+			return fmt.Errorf("runner: %w", err)
+		}
+		return nil
+	}
+	if want := len(c.Starts) * max(c.Group, 1); c.Episodes != want {
+		return fmt.Errorf("runner: %d starts x group %d make %d episodes, not the %d asked for", len(c.Starts), max(c.Group, 1), want, c.Episodes)
+	}
+	for i, st := range c.Starts {
+		if _, err := envs.ParseSplit(string(st.Split)); err != nil {
+			return fmt.Errorf("runner: start %d: %w", i, err)
+		}
 	}
 	return nil
 }
 
+// start gives episode ep's task and opening actions.
+func (c *Config) start(ep int) Start {
+	group := max(c.Group, 1)
+	if c.Starts != nil {
+		return c.Starts[ep/group]
+	}
+	return Start{Split: c.Split, Seed: c.Seed0 + int64(ep/group)}
+}
+
 // Run runs cfg.Episodes episodes with policy and returns their trajectories
-// ordered by seed and sample. An environment failure is recorded in its episode's
-// Error and the run goes on; a policy failure or the end of ctx stops the
-// run, and Run returns the episodes completed so far with the error.
+// in episode order (by seed and sample, unless Starts are given). An
+// environment failure is recorded in its episode's Error and the run goes
+// on; a policy failure or the end of ctx stops the run, and Run returns
+// the episodes completed so far with the error.
 func Run(ctx context.Context, cfg Config, policy Policy) ([]Trajectory, error) {
-	out := make([]Trajectory, 0, max(cfg.Episodes, 0))
-	err := Stream(ctx, cfg, policy, func(t *Trajectory) error {
-		out = append(out, *t)
+	byEpisode := make([]*Trajectory, max(cfg.Episodes, 0))
+	err := stream(ctx, cfg, policy, func(ep int, t *Trajectory) error {
+		byEpisode[ep] = t
 		return nil
 	})
-	slices.SortFunc(out, func(a, b Trajectory) int {
-		return cmp.Or(cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.Sample, b.Sample))
-	})
+	out := make([]Trajectory, 0, len(byEpisode))
+	for _, t := range byEpisode {
+		if t != nil {
+			out = append(out, *t)
+		}
+	}
 	return out, err
 }
 
@@ -99,6 +139,11 @@ func Run(ctx context.Context, cfg Config, policy Policy) ([]Trajectory, error) {
 // environments and policy the order is the same on every run. An error
 // from emit stops the run and is returned.
 func Stream(ctx context.Context, cfg Config, policy Policy, emit func(*Trajectory) error) error {
+	return stream(ctx, cfg, policy, func(_ int, t *Trajectory) error { return emit(t) })
+}
+
+// stream is Stream, telling emit each trajectory's episode index.
+func stream(ctx context.Context, cfg Config, policy Policy, emit func(ep int, t *Trajectory) error) error {
 	if err := cfg.validate(); err != nil {
 		return err
 	}
@@ -156,7 +201,7 @@ type event struct {
 type coordinator struct {
 	cfg     *Config
 	policy  Policy
-	emit    func(*Trajectory) error
+	emit    func(ep int, t *Trajectory) error
 	workers []*worker
 	events  chan event
 
@@ -165,6 +210,7 @@ type coordinator struct {
 	nWaiting int           // busy workers waiting for an action
 	idle     []int         // workers without an episode
 	finished []*Trajectory // per worker: the episode it has just finished
+	episode  []int         // per worker: the index of its latest episode
 	waiting  []bool        // per worker: pending holds its request
 	pending  []Request     // per worker
 	batch    []Request     // reused across steps
@@ -174,6 +220,7 @@ type coordinator struct {
 func (c *coordinator) loop(ctx context.Context) error {
 	n := len(c.workers)
 	c.finished = make([]*Trajectory, n)
+	c.episode = make([]int, n)
 	c.waiting = make([]bool, n)
 	c.pending = make([]Request, n)
 	c.batch = make([]Request, 0, n)
@@ -231,7 +278,7 @@ func (c *coordinator) settle() error {
 	for _, s := range c.idle {
 		if t := c.finished[s]; t != nil {
 			c.finished[s] = nil
-			if err := c.emit(t); err != nil {
+			if err := c.emit(c.episode[s], t); err != nil {
 				return err
 			}
 		}
@@ -240,6 +287,7 @@ func (c *coordinator) settle() error {
 		s := c.idle[0]
 		c.idle = c.idle[1:]
 		c.workers[s].jobs <- c.next
+		c.episode[s] = c.next
 		c.next++
 		c.busy++
 	}
@@ -313,9 +361,8 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 	}
 	env := w.env
 	spec := env.Spec()
-	group := max(w.cfg.Group, 1)
-	seed := w.cfg.Seed0 + int64(ep/group)
-	t := &Trajectory{Env: spec.Name, Split: w.cfg.Split, Seed: seed, Sample: ep % group, Instruction: spec.Instruction}
+	start := w.cfg.start(ep)
+	t := &Trajectory{Env: spec.Name, Split: start.Split, Seed: start.Seed, Sample: ep % max(w.cfg.Group, 1), Instruction: spec.Instruction}
 	maxSteps := w.cfg.MaxSteps
 	if maxSteps == 0 {
 		maxSteps = spec.MaxSteps
@@ -325,7 +372,11 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 		return t, nil
 	}
 
-	obs, err := call(w.cfg.StepTimeout, w.quit, func() (string, error) { return env.Reset(w.cfg.Split, seed) })
+	if len(start.Actions) > maxSteps {
+		t.Error = fmt.Sprintf("%d opening actions exceed the step limit of %d", len(start.Actions), maxSteps)
+		return t, nil
+	}
+	obs, err := call(w.cfg.StepTimeout, w.quit, func() (string, error) { return env.Reset(start.Split, start.Seed) })
 	if err != nil {
 		return w.fail(t, fmt.Errorf("reset: %w", err))
 	}
@@ -335,12 +386,19 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 		chat.Message{Role: chat.System, Content: spec.Instruction},
 		chat.Message{Role: chat.User, Content: obs})
 	for len(t.Steps) < maxSteps {
-		// The events buffer has room for every worker's one pending event,
-		// so this send never blocks; the coordinator closes reply to abort.
-		w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env, Slot: w.slot, Episode: ep}}
-		resp, ok := <-w.reply
-		if !ok {
-			return nil, errAborted
+		replayed := len(t.Steps) < len(start.Actions)
+		var resp Response
+		if replayed {
+			resp.Text = start.Actions[len(t.Steps)]
+		} else {
+			// The events buffer has room for every worker's one pending
+			// event, so this send never blocks; the coordinator closes
+			// reply to abort.
+			w.events <- event{slot: w.slot, req: Request{Env: spec.Name, Messages: history, Available: env.AvailableActions(), Instance: env, Slot: w.slot, Episode: ep}}
+			var ok bool
+			if resp, ok = <-w.reply; !ok {
+				return nil, errAborted
+			}
 		}
 		var res envs.StepResult
 		var err error
@@ -363,10 +421,14 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 			Reward:          res.Reward,
 			Done:            res.Done,
 			Info:            res.Info,
+			Replayed:        replayed,
 		})
 		t.Return += res.Reward
 		obs = res.Observation
 		if res.Done {
+			if len(t.Steps) < len(start.Actions) {
+				return w.fail(t, fmt.Errorf("the episode ended at opening action %d of %d (is the environment deterministic?)", len(t.Steps), len(start.Actions)))
+			}
 			break
 		}
 		history = append(history,

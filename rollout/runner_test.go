@@ -394,6 +394,10 @@ func TestConfigIsValidated(t *testing.T) {
 		"negative workers": {func(c *rollout.Config) { c.Parallel = -1 }, "parallel must not be negative"},
 		"bad split":        {func(c *rollout.Config) { c.Split = "dev" }, `unknown split "dev"`},
 		"negative steps":   {func(c *rollout.Config) { c.MaxSteps = -2 }, "max steps must not be negative"},
+		"starts and episodes disagree": {func(c *rollout.Config) {
+			c.Starts, c.Group = []rollout.Start{{Split: envs.Train}}, 2
+		}, "1 starts x group 2 make 2 episodes, not the 1 asked for"},
+		"bad start split": {func(c *rollout.Config) { c.Starts = []rollout.Start{{Split: "dev"}} }, `start 0: unknown split "dev"`},
 	} {
 		cfg := good
 		tc.edit(&cfg)
@@ -495,5 +499,94 @@ func TestStreamStopsWhenEmitFails(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || emitted != 3 {
 		t.Fatalf("got %v after %d episodes", err, emitted)
+	}
+}
+
+// TestStartsOpenEpisodesPartway starts episodes after opening actions:
+// the runner takes them for the policy, which then sees them in its
+// conversation and plays on.
+func TestStartsOpenEpisodesPartway(t *testing.T) {
+	seed := multiStepSeed(t, 40)
+	g := rollouttest.New()
+	if _, err := g.Reset(envs.Test, seed); err != nil {
+		t.Fatal(err)
+	}
+	// Two wrong guesses open the episode: the bound below the target and
+	// one above it where there is room.
+	low := fmt.Sprintf("Action: guess[%d]", g.Target()-1)
+	opening := []string{low}
+	if g.Target() < 16 {
+		opening = append(opening, fmt.Sprintf("Action: guess[%d]", g.Target()+1))
+	}
+	rec := &recorder{}
+	cfg := rollout.Config{NewEnv: newGuess, Parallel: 2, Episodes: 4, Group: 2,
+		Starts: []rollout.Start{{Split: envs.Test, Seed: seed, Actions: opening}, {Split: envs.Train, Seed: seed}}}
+	trajs, err := rollout.Run(context.Background(), cfg, rec)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trajs) != 4 {
+		t.Fatalf("%d trajectories, want 4", len(trajs))
+	}
+	// In the order of the starts, each start's samples together.
+	for i, tr := range trajs {
+		if want := cfg.Starts[i/2].Split; tr.Split != want || tr.Sample != i%2 {
+			t.Errorf("trajectory %d: %s sample %d, want %s sample %d", i, tr.Split, tr.Sample, want, i%2)
+		}
+	}
+	for _, tr := range trajs {
+		if err := tr.Validate(); err != nil {
+			t.Fatal(err)
+		}
+		if !tr.Success || tr.Error != "" {
+			t.Errorf("%s seed %d: success %v, error %q", tr.Split, tr.Seed, tr.Success, tr.Error)
+		}
+		want := 0
+		if tr.Split == envs.Test {
+			want = len(opening)
+		}
+		for i, s := range tr.Steps {
+			if s.Replayed != (i < want) {
+				t.Errorf("%s step %d: replayed %v, want %v", tr.Split, i+1, s.Replayed, i < want)
+			}
+			if i < want && s.Action != opening[i] {
+				t.Errorf("opening step %d took %q, want %q", i+1, s.Action, opening[i])
+			}
+		}
+	}
+	// The policy's first request of an opened episode carries the
+	// opening: the system message, then an observation and an action per
+	// opening step, then the observation to act on.
+	var sawOpened bool
+	for _, b := range rec.batches {
+		for _, req := range b {
+			if len(req.Messages) == 2+2*len(opening) && req.Messages[2].Content == low {
+				sawOpened = true
+			}
+		}
+	}
+	if !sawOpened {
+		t.Error("no request showed the opening actions in its conversation")
+	}
+
+	// An opening that the episode does not survive, or that the step
+	// limit cannot hold, fails its episode with a reason.
+	win := fmt.Sprintf("Action: guess[%d]", g.Target())
+	for _, tc := range []struct {
+		actions  []string
+		maxSteps int
+		want     string
+	}{
+		{[]string{win, low}, 0, "the episode ended at opening action 1 of 2"},
+		{[]string{low, low, low}, 2, "3 opening actions exceed the step limit of 2"},
+	} {
+		cfg := rollout.Config{NewEnv: newGuess, Episodes: 1, MaxSteps: tc.maxSteps, Starts: []rollout.Start{{Split: envs.Test, Seed: seed, Actions: tc.actions}}}
+		trajs, err := rollout.Run(context.Background(), cfg, rec)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(trajs[0].Error, tc.want) {
+			t.Errorf("opening %q: error %q, want %q", tc.actions, trajs[0].Error, tc.want)
+		}
 	}
 }

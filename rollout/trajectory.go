@@ -33,6 +33,9 @@ type Step struct {
 	Reward          float64   `json:"reward"`
 	Done            bool      `json:"done"`
 	Info            envs.Info `json:"info"`
+	// Replayed marks an opening action the runner took for the policy
+	// (Config.Starts).
+	Replayed bool `json:"replayed,omitempty"`
 }
 
 // Trajectory is one episode.

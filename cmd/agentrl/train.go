@@ -52,7 +52,7 @@ var algorithmUsage = map[string]string{
 // its section (flagSettings).
 var algorithmFlags = map[string][]cli.Flag{
 	"nlac": {
-		&cli.StringFlag{Name: "method", Usage: "nlac, or an ablation: self_distill (no successor model) or nlql (no refinement); default nlac"},
+		&cli.StringFlag{Name: "method", Usage: "nlac, or an ablation: self_distill (no successor model), nlql (no refinement) or nlrl (futures from rollouts of the actor); default nlac"},
 		&cli.IntFlag{Name: "warmup-tasks", Usage: "train tasks of the critic's warm-up on ground truth (0: none; for small models)", DefaultText: "4"},
 	},
 	"stepagent": {
