@@ -2,9 +2,7 @@ package stepagent
 
 import (
 	"context"
-	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
@@ -50,26 +48,9 @@ func Prefixes(m *llm.Model, trajs []Trajectory, context, maxTokens int) ([]Prefi
 	skipped := 0
 	for ti, t := range trajs {
 		for si, at := range t.Steps {
-			promptText := m.RenderChat(t.Messages[:at], true)
-			full := m.RenderChat(t.Messages[:at+1], false)
-			if !strings.HasPrefix(full, promptText) {
-				return nil, 0, errors.New("the chat template does not render the conversation turn by turn; cannot tell the expert's action apart")
-			}
-			prompt, err := m.Tokenize(promptText, true, true)
+			prompt, turn, err := train.AssistantTurn(m, t.Messages[:at+1])
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s step %d: %w", t.Source, si+1, err)
-			}
-			turn, err := m.Tokenize(full[len(promptText):], false, true)
-			if err != nil {
-				return nil, 0, fmt.Errorf("%s step %d: %w", t.Source, si+1, err)
-			}
-			// The turn ends with its end-of-turn token; what the template
-			// puts after it is never generated.
-			for k, tok := range turn {
-				if m.IsEOG(tok) {
-					turn = turn[:k+1]
-					break
-				}
 			}
 			if len(prompt)+max(maxTokens, len(turn)) > context {
 				skipped++
@@ -143,18 +124,7 @@ func Agreement(steps []Step) (greedy, sampled float64) {
 // expertSequence is h_t followed by the expert's action, the action's
 // tokens weighted.
 func expertSequence(st Step) train.Sequence {
-	return actionSequence(st.Prompt, st.ExpertTokens)
-}
-
-// actionSequence is a prompt followed by an action, the action's tokens
-// weighted 1.
-func actionSequence(prompt, action []int32) train.Sequence {
-	s := train.Sequence{Tokens: make([]int32, 0, len(prompt)+len(action)), Weights: make([]float32, len(prompt)+len(action))}
-	s.Tokens = append(append(s.Tokens, prompt...), action...)
-	for i := len(prompt); i < len(s.Tokens); i++ {
-		s.Weights[i] = 1
-	}
-	return s
+	return train.ActionSequence(st.Prompt, st.ExpertTokens)
 }
 
 // judgedSequence is a prompt and an action followed by a probe of the

@@ -157,7 +157,7 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 			}
 			seen[s.Text] = true
 			pairs = append(pairs, train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1})
-			seqs = append(seqs, expertSeqs[i], actionSequence(st.Prompt, s.Tokens))
+			seqs = append(seqs, expertSeqs[i], train.ActionSequence(st.Prompt, s.Tokens))
 			refChosen = append(refChosen, train.SumLogProb(expertSeqs[i], expertLP[i]))
 		}
 	}
@@ -269,7 +269,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	for _, st := range steps {
 		for _, s := range st.Samples {
 			judge.add(&judged, &judgedPairs, st.Prompt, s.Tokens)
-			policy = append(policy, actionSequence(st.Prompt, s.Tokens))
+			policy = append(policy, train.ActionSequence(st.Prompt, s.Tokens))
 			lp := make([]float32, len(st.Prompt)+len(s.Tokens))
 			copy(lp[len(st.Prompt):], s.LogProbs)
 			sampled = append(sampled, lp)

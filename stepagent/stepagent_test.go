@@ -139,7 +139,7 @@ func TestPrefixesAndPairs(t *testing.T) {
 // of a chosen (expert) and a rejected (agent) action in one state.
 func TestStepDPOLoss(t *testing.T) {
 	prompt := []int32{1, 2, 3}
-	seqs := []train.Sequence{actionSequence(prompt, []int32{4, 5}), actionSequence(prompt, []int32{6})}
+	seqs := []train.Sequence{train.ActionSequence(prompt, []int32{4, 5}), train.ActionSequence(prompt, []int32{6})}
 	logp := [][]float32{{0, 0, 0, -0.5, -0.25}, {0, 0, 0, -2}}
 	grad := [][]float32{make([]float32, 5), make([]float32, 4)}
 	// Chosen: log pi = -0.75, ref -1. Rejected: log pi = -2, ref -1.5.
@@ -159,7 +159,7 @@ func TestStepDPOLoss(t *testing.T) {
 // TestDiscriminatorSeparates trains a discriminator adapter to tell two
 // kinds of actions apart through its log-odds of the judgement tokens.
 func TestDiscriminatorSeparates(t *testing.T) {
-	tr, err := train.New(byteModel(t), train.Config{Threads: 2, Seed: 3, Optimizer: train.AdamW{LR: 3e-3}})
+	tr, err := train.New(byteModel(t), train.Config{Threads: 1, Seed: 3, Optimizer: train.AdamW{LR: 3e-3}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -212,7 +212,7 @@ func readMetrics(t *testing.T, dir string) []rl.Metrics {
 
 func sayConfig(reflection string, cycles int) rl.Config {
 	cfg := rl.DefaultConfig()
-	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = "stepagent", "say", "bytes", cycles, 2
+	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = "stepagent", "say", "bytes", cycles, 1
 	cfg.Rollout = rl.RolloutConfig{Tasks: 4, MaxTokens: 8, Temperature: 1, Parallel: 16, Context: 512}
 	cfg.Eval = rl.EvalConfig{Split: envs.Test}
 	cfg.LoRA = rl.LoRAConfig{Rank: 8, BatchTokens: 4096}

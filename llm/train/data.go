@@ -139,7 +139,7 @@ func ChatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
 		prompt := tok.RenderChat(msgs[:i], true)
 		full := tok.RenderChat(msgs[:i+1], false)
 		if !strings.HasPrefix(prompt, done) || !strings.HasPrefix(full, prompt) {
-			return s, errors.New("the chat template does not render the conversation turn by turn; cannot tell the assistant's tokens apart")
+			return s, errNotTurnByTurn
 		}
 		ctx, err := tok.Tokenize(prompt[len(done):], done == "", true)
 		if err != nil {
@@ -150,15 +150,7 @@ func ChatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
 			return s, err
 		}
 		s.append(ctx, 0)
-		// The turn ends with its end-of-turn token; what the template
-		// puts after it (a newline) is never generated.
-		end := len(target)
-		for k, t := range target {
-			if tok.IsEOG(t) {
-				end = k + 1
-				break
-			}
-		}
+		end := turnEnd(tok, target)
 		s.append(target[:end], 1)
 		s.append(target[end:], 0)
 		done = full
@@ -167,6 +159,56 @@ func ChatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
 		return s, errors.New("no assistant message to learn from")
 	}
 	return s, nil
+}
+
+// errNotTurnByTurn is the error of a chat template whose rendering of a
+// conversation does not extend its rendering of the conversation's start.
+var errNotTurnByTurn = errors.New("the chat template does not render the conversation turn by turn; cannot tell the assistant's tokens apart")
+
+// turnEnd is the length of an assistant turn's tokens through its
+// end-of-turn token: what the template puts after it (a newline) is never
+// generated.
+func turnEnd(tok Tokenizer, turn []int32) int {
+	for k, t := range turn {
+		if tok.IsEOG(t) {
+			return k + 1
+		}
+	}
+	return len(turn)
+}
+
+// AssistantTurn splits a conversation that ends with an assistant
+// message into the prompt a model would be given (the conversation
+// before it and the turn's opening, BOS first) and the tokens it would
+// generate (the message through its end-of-turn token), each tokenised
+// as inference does.
+func AssistantTurn(tok Tokenizer, msgs []chat.Message) (prompt, turn []int32, err error) {
+	if len(msgs) == 0 || msgs[len(msgs)-1].Role != chat.Assistant {
+		return nil, nil, errors.New("the conversation does not end with an assistant message")
+	}
+	promptText := tok.RenderChat(msgs[:len(msgs)-1], true)
+	full := tok.RenderChat(msgs, false)
+	if !strings.HasPrefix(full, promptText) {
+		return nil, nil, errNotTurnByTurn
+	}
+	if prompt, err = tok.Tokenize(promptText, true, true); err != nil {
+		return nil, nil, err
+	}
+	if turn, err = tok.Tokenize(full[len(promptText):], false, true); err != nil {
+		return nil, nil, err
+	}
+	return prompt, turn[:turnEnd(tok, turn)], nil
+}
+
+// ActionSequence is a prompt followed by an action's tokens, the loss on
+// the action: a term of -log pi(action | prompt).
+func ActionSequence(prompt, action []int32) Sequence {
+	s := Sequence{Tokens: make([]int32, 0, len(prompt)+len(action)), Weights: make([]float32, len(prompt)+len(action))}
+	s.Tokens = append(append(s.Tokens, prompt...), action...)
+	for i := len(prompt); i < len(s.Tokens); i++ {
+		s.Weights[i] = 1
+	}
+	return s
 }
 
 func (s *Sequence) append(tokens []int32, weight float32) {

@@ -117,3 +117,40 @@ func TestChunkCorpus(t *testing.T) {
 		t.Error("empty corpus accepted")
 	}
 }
+
+// TestAssistantTurn checks the split of a conversation into the prompt
+// and the assistant's turn against the training sequence of the same
+// conversation, and the action sequence built from them.
+func TestAssistantTurn(t *testing.T) {
+	m := loadTokenizer(t)
+	msgs := []chat.Message{{Role: "system", Content: "Be brief."}, {Role: "user", Content: "Where is the mug?"}, {Role: "assistant", Content: "On the table."}}
+	prompt, turn, err := AssistantTurn(m, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	whole, err := ChatSequence(m, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := ActionSequence(prompt, turn)
+	// The same tokens as the conversation's training sequence, less what
+	// the template puts after the end-of-turn token, and the same
+	// targets.
+	if len(s.Tokens) > len(whole.Tokens) {
+		t.Fatalf("%d tokens, the whole conversation has %d", len(s.Tokens), len(whole.Tokens))
+	}
+	for i := range s.Tokens {
+		if s.Tokens[i] != whole.Tokens[i] || s.Weights[i] != whole.Weights[i] {
+			t.Fatalf("token %d: %d (weight %v), the conversation's %d (weight %v)", i, s.Tokens[i], s.Weights[i], whole.Tokens[i], whole.Weights[i])
+		}
+	}
+	if got := targets(t, m, s); len(got) != 1 || got[0] != "On the table.<|im_end|>" {
+		t.Errorf("targets %q", got)
+	}
+	if !m.IsEOG(turn[len(turn)-1]) {
+		t.Error("the turn does not end with its end-of-turn token")
+	}
+	if _, _, err := AssistantTurn(m, msgs[:2]); err == nil || !strings.Contains(err.Error(), "does not end with an assistant message") {
+		t.Errorf("a conversation ending with the user: %v", err)
+	}
+}
