@@ -31,7 +31,8 @@ type AdapterFile struct {
 // from seed Seed0, each Group times, at most MaxSteps steps (0: the
 // environment's limit), each environment call bounded by StepTimeout (0:
 // none). Starts, when set, replaces Split, Seed0 and Tasks: one task per
-// start, opened by its actions (rollout.Start).
+// start, opened by its actions (rollout.Start). Progress, when set, hears
+// of each finished episode (rollout.Config.Progress).
 type Episodes struct {
 	Split       envs.Split
 	Seed0       int64
@@ -40,6 +41,7 @@ type Episodes struct {
 	MaxSteps    int
 	StepTimeout time.Duration
 	Starts      []rollout.Start
+	Progress    func(done int)
 }
 
 // CollectStats describe a collection.
@@ -133,6 +135,7 @@ func (c *LocalCollector) Collect(ctx context.Context, p Snapshot, e Episodes) ([
 	trajs, err := rollout.Run(ctx, rollout.Config{
 		NewEnv: c.NewEnv, Parallel: c.Parallel, Episodes: tasks * max(e.Group, 1), Group: e.Group,
 		Split: e.Split, Seed0: e.Seed0, MaxSteps: e.MaxSteps, StepTimeout: e.StepTimeout, Starts: e.Starts,
+		Progress: e.Progress,
 	}, policy)
 	return trajs, CollectStats{GeneratedTokens: c.Engine.Stats().GeneratedTokens - before.GeneratedTokens}, err
 }

@@ -87,7 +87,7 @@ func (r *Run) playExpert(ctx context.Context, seed0 int64, tasks int) ([]rollout
 func (r *Run) play(ctx context.Context, split envs.Split, seed0 int64, tasks, group int, s llm.Sampling) ([]rollout.Trajectory, CollectStats, error) {
 	return r.collector.Collect(ctx, r.actorSnapshot(s), Episodes{
 		Split: split, Seed0: seed0, Tasks: tasks, Group: group, MaxSteps: r.Config.Rollout.MaxSteps,
-		StepTimeout: r.Config.Rollout.stepTimeout(),
+		StepTimeout: r.Config.Rollout.stepTimeout(), Progress: episodeProgress(r.progressf(), "rollout", tasks*max(group, 1)),
 	})
 }
 
@@ -98,7 +98,7 @@ func (r *Run) actorSnapshot(s llm.Sampling) Snapshot {
 
 // Evaluate plays greedy episodes of split with the actor (see Evaluate).
 func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) (rollout.Summary, error) {
-	return Evaluate(ctx, r.collector, r.actorSnapshot(llm.Sampling{}), r.Config.Rollout, split, episodes)
+	return Evaluate(ctx, r.collector, r.actorSnapshot(llm.Sampling{}), r.Config.Rollout, split, episodes, r.progressf())
 }
 
 // Demonstrations plays n expert episodes on the train split and returns

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"time"
@@ -17,11 +18,13 @@ import (
 // policy (its sampling settings replaced by greedy decoding), on the first
 // tasks of the split (seeds 0, 1, ...), so that every run and every method
 // is evaluated on the same tasks, with the rollout settings of the run
-// (step limit, action length).
-func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int) (rollout.Summary, error) {
+// (step limit, action length). A long evaluation reports its progress
+// through logf (nil: silent).
+func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int, logf func(string, ...any)) (rollout.Summary, error) {
 	p.Sampling = rollout.DefaultActionSampling()
 	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, 0, 1
-	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.stepTimeout()})
+	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.stepTimeout(),
+		Progress: episodeProgress(logf, "eval "+string(split), episodes)})
 	if err != nil {
 		return rollout.Summary{}, err
 	}
@@ -30,8 +33,9 @@ func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, sp
 
 // EvaluateRun evaluates the latest actor adapter of the run in dir on
 // split and writes eval/<split>.json; modelPath is the run's model
-// resolved to a file. It returns the summary.
-func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, episodes int) (rollout.Summary, error) {
+// resolved to a file. It returns the summary; progress (nil: none) hears
+// how a long evaluation goes.
+func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, episodes int, progress io.Writer) (rollout.Summary, error) {
 	cfg, err := LoadConfig(filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
 		return rollout.Summary{}, err
@@ -59,11 +63,43 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	c := &LocalCollector{Engine: e, NewEnv: newEnv, Parallel: cfg.Rollout.Parallel}
 	defer c.Close()
 	snap := Snapshot{Model: modelPath, Adapters: []AdapterFile{{Path: adapterPath, Scale: 1}}}
-	sum, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes)
+	sum, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes, writerLogf(progress))
 	if err != nil {
 		return sum, err
 	}
 	return sum, writeEval(dir, split, sum)
+}
+
+// progressEvery is how often a long collection of episodes reports.
+var progressEvery = 30 * time.Second
+
+// episodeProgress is a collection's progress callback (Episodes.Progress)
+// for total episodes: at most every progressEvery, a line through logf
+// with what is collected, the episodes finished, the time so far and the
+// time left at that pace. Nil where logf is.
+func episodeProgress(logf func(string, ...any), what string, total int) func(int) {
+	if logf == nil {
+		return nil
+	}
+	start := time.Now()
+	last := start
+	return func(done int) {
+		now := time.Now()
+		if done >= total || now.Sub(last) < progressEvery {
+			return
+		}
+		last = now
+		secs := now.Sub(start).Seconds()
+		logf("  %s: %d/%d episodes in %s, ETA %s", what, done, total, round(secs), round(secs/float64(done)*float64(total-done)))
+	}
+}
+
+// writerLogf writes lines to w; nil where w is.
+func writerLogf(w io.Writer) func(string, ...any) {
+	if w == nil {
+		return nil
+	}
+	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 }
 
 func (rc RolloutConfig) stepTimeout() time.Duration {

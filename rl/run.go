@@ -499,6 +499,10 @@ func (r *Run) EndPhase(name string) float64 { return r.endPhase(name) }
 // Logf writes a progress line.
 func (r *Run) Logf(format string, args ...any) { r.logf(format, args...) }
 
+// progressf is logf where the run reports progress, nil where it is
+// silent.
+func (r *Run) progressf() func(string, ...any) { return writerLogf(r.Progress) }
+
 func (r *Run) logf(format string, args ...any) {
 	if r.Progress != nil {
 		fmt.Fprintf(r.Progress, format+"\n", args...)

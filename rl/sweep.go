@@ -220,7 +220,7 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 			if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err == nil {
 				continue
 			}
-			sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, s.Eval.Episodes)
+			sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, s.Eval.Episodes, se.Progress)
 			if err != nil {
 				return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), split, err)
 			}

@@ -60,6 +60,9 @@ type Config struct {
 	// whole conversation before it (NLAC's NLRL ablation rolls out from
 	// states of its replay buffer).
 	Starts []Start
+	// Progress, when set, is called after each finished episode, from one
+	// goroutine, with the number finished so far.
+	Progress func(done int)
 }
 
 // Start is a task and the actions that open its episode: the runner
@@ -144,6 +147,17 @@ func Stream(ctx context.Context, cfg Config, policy Policy, emit func(*Trajector
 
 // stream is Stream, telling emit each trajectory's episode index.
 func stream(ctx context.Context, cfg Config, policy Policy, emit func(ep int, t *Trajectory) error) error {
+	if cfg.Progress != nil {
+		done, inner := 0, emit
+		emit = func(ep int, t *Trajectory) error {
+			if err := inner(ep, t); err != nil {
+				return err
+			}
+			done++
+			cfg.Progress(done)
+			return nil
+		}
+	}
 	if err := cfg.validate(); err != nil {
 		return err
 	}

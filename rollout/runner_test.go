@@ -519,14 +519,19 @@ func TestStartsOpenEpisodesPartway(t *testing.T) {
 		opening = append(opening, fmt.Sprintf("Action: guess[%d]", g.Target()+1))
 	}
 	rec := &recorder{}
+	var progress []int
 	cfg := rollout.Config{NewEnv: newGuess, Parallel: 2, Episodes: 4, Group: 2,
-		Starts: []rollout.Start{{Split: envs.Test, Seed: seed, Actions: opening}, {Split: envs.Train, Seed: seed}}}
+		Starts:   []rollout.Start{{Split: envs.Test, Seed: seed, Actions: opening}, {Split: envs.Train, Seed: seed}},
+		Progress: func(done int) { progress = append(progress, done) }}
 	trajs, err := rollout.Run(context.Background(), cfg, rec)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if len(trajs) != 4 {
 		t.Fatalf("%d trajectories, want 4", len(trajs))
+	}
+	if !reflect.DeepEqual(progress, []int{1, 2, 3, 4}) {
+		t.Errorf("progress %v, want 1 to 4", progress)
 	}
 	// In the order of the starts, each start's samples together.
 	for i, tr := range trajs {

@@ -185,7 +185,7 @@ func evalCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			sum, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"))
+			sum, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"), c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
