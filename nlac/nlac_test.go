@@ -3,6 +3,7 @@ package nlac
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -233,75 +234,87 @@ func optimalKept(m rl.Metrics) float64 {
 	return m.Metrics["judged_optimal"] * m.Metrics["judgements"]
 }
 
-// TestSelfDistillRaisesReward runs the self-distillation ablation from
-// the random byte model on the two-step vowel task, the critic warmed up
-// on the environment's ground truth (the evaluator and the refinement:
-// this method has no successor model) and the actor lightly
-// warm-started: the actor learns only from distilled refinements, and
-// its reward must rise. (Full NLAC asks the byte model to learn four
-// roles; within a test's budget it confuses them, and TestNLACRun checks
-// its mechanics instead.)
-func TestSelfDistillRaisesReward(t *testing.T) {
+// TestNLACRaisesReward runs NLAC from the random byte model on the
+// two-step vowel task, the critic warmed up on the environment's ground
+// truth and the actor lightly warm-started: the actor learns only from
+// the distilled actions, and its reward must rise. (The byte model's
+// evaluator writes no parseable judgement, so every action counts as
+// suboptimal and is refined: what the test shows is that the critic's
+// Bellman updates, interleaved with its other roles, leave it able to
+// refine, and that distilling its refinements improves the actor.)
+func TestNLACRaisesReward(t *testing.T) {
 	dir := t.TempDir()
 	if d := os.Getenv("AGENTRL_KEEP_RUN"); d != "" {
 		dir = d
 	}
-	cfg := sayConfig(t, "self_distill", 4)
-	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 12, LR: 3e-3, BatchTokens: 512, Replay: 0.5}
+	cfg := sayConfig(t, "nlac", 3)
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 8, LR: 4e-3, BatchTokens: 512, Replay: 1}
 	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &vowels{} }, Progress: testLog{t}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms := readMetrics(t, dir)
 	for _, m := range ms {
-		t.Logf("iter %d: reward %.3f success %.2f; actor loss %.3f; refinements %.0f (%.0f invalid), distilled %.0f",
-			m.Iteration, m.Reward, m.Success, m.Losses["actor"], m.Metrics["refinements"], m.Metrics["invalid_refinements"], m.Metrics["distilled"])
+		t.Logf("iter %d: reward %.3f success %.2f; critic loss %.3f, actor loss %.3f; refinements %.0f (%.0f invalid), distilled %.0f",
+			m.Iteration, m.Reward, m.Success, m.Losses["critic"], m.Losses["actor"], m.Metrics["refinements"], m.Metrics["invalid_refinements"], m.Metrics["distilled"])
 	}
 	// The first iteration's episodes are the actor's before any
-	// distillation; the others follow one to three distillations. (At
-	// the test's high learning rate the byte model's reward peaks within
-	// three distillations and may fall after: the forgetting the paper
-	// warns of.)
+	// distillation. (At the test's high learning rate the byte model's
+	// reward peaks within three distillations and may fall after: the
+	// forgetting the paper warns of; docs/results/nlac.md.)
 	before := ms[0].Reward
-	after := (ms[1].Reward + ms[2].Reward + ms[3].Reward) / 3
+	after := (ms[1].Reward + ms[2].Reward) / 2
 	if after < before+0.15 {
-		t.Fatalf("reward %.3f before distillation, %.3f over the next three iterations: the actor did not improve", before, after)
+		t.Fatalf("reward %.3f before distillation, %.3f over the next two iterations: the actor did not improve", before, after)
+	}
+	if ms[2].Losses["critic"] == 0 {
+		t.Error("no critic update")
 	}
 }
 
-// TestNLRLCritiquesFromRollouts runs the NLRL ablation for an iteration:
-// each critiqued action is rolled out by the actor from its state, and
-// the evaluator reads every rollout's outcome.
-func TestNLRLCritiquesFromRollouts(t *testing.T) {
-	dir := t.TempDir()
-	cfg := sayConfig(t, "nlrl", 1)
-	cfg.NLAC.Rollouts, cfg.NLAC.Batch = 3, 8
-	cfg.NLAC.Warmup.Tasks = 0
-	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &vowels{} }, Progress: testLog{t}}); err != nil {
-		t.Fatal(err)
-	}
-	m := readMetrics(t, dir)[0]
-	if m.Metrics["judgements"] != 8 {
-		t.Fatalf("%v judgements of 8 transitions", m.Metrics["judgements"])
-	}
-	// 8 two-step episodes, then 3 rollouts of two steps (the opening and,
-	// after a first step, the actor's) for each of the 8 transitions.
-	if m.EnvSteps < 16+8*3*2 {
-		t.Errorf("%d environment steps: the rollouts are not counted", m.EnvSteps)
-	}
-	log, err := os.ReadFile(filepath.Join(dir, "nlac", "iter-000001.md"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	text := string(log)
-	if n := strings.Count(text, "Future 3:\n> "); n != 8 {
-		t.Errorf("%d actions critiqued from 3 futures, want 8:\n%s", n, text)
-	}
-	if n := strings.Count(text, "> Outcome: "); n != 8*3 {
-		t.Errorf("%d futures end with their outcome, want 24", n)
-	}
-	// After an episode's first step the actor plays on in the rollout.
-	if !strings.Contains(text, "> Then: Action: ") {
-		t.Errorf("no future shows a step the actor took in its rollout:\n%s", text)
+// TestFuturesWithoutSuccessor runs an iteration of each ablation without
+// a successor model: self-distillation critiques each action from the
+// real continuation of its episode, NLRL from fresh rollouts of the actor
+// from the state, the evaluator reading every rollout's outcome.
+func TestFuturesWithoutSuccessor(t *testing.T) {
+	for _, tc := range []struct {
+		method  string
+		futures int
+	}{{"self_distill", 1}, {"nlrl", 3}} {
+		t.Run(tc.method, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := sayConfig(t, tc.method, 1)
+			cfg.NLAC.Rollouts, cfg.NLAC.Batch = 3, 8
+			cfg.NLAC.Warmup.Tasks = 0
+			if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &vowels{} }, Progress: testLog{t}}); err != nil {
+				t.Fatal(err)
+			}
+			m := readMetrics(t, dir)[0]
+			if m.Metrics["judgements"] != 8 {
+				t.Fatalf("%v judgements of 8 transitions", m.Metrics["judgements"])
+			}
+			if _, ok := m.Losses["critic"]; ok {
+				t.Error("a critic update without a successor model")
+			}
+			// 8 two-step episodes; NLRL adds 3 rollouts of two steps (the
+			// opening and, after a first step, the actor's) for each of
+			// the 8 transitions.
+			rolled := m.EnvSteps >= 16+8*3*2
+			if rolled != (tc.method == "nlrl") {
+				t.Errorf("%d environment steps", m.EnvSteps)
+			}
+			log, err := os.ReadFile(filepath.Join(dir, "nlac", "iter-000001.md"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(log)
+			last := fmt.Sprintf("Future %d:\n> Next: ", tc.futures)
+			if n := strings.Count(text, last); n != 8 || strings.Contains(text, fmt.Sprintf("Future %d:", tc.futures+1)) {
+				t.Errorf("%d actions critiqued from %d futures, want 8:\n%s", n, tc.futures, text)
+			}
+			if n := strings.Count(text, "> Outcome: "); n != 8*tc.futures {
+				t.Errorf("%d futures end with their outcome, want %d", n, 8*tc.futures)
+			}
+		})
 	}
 }
