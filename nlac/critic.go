@@ -35,9 +35,10 @@ type roleModel struct {
 	// in the rollouts.
 	actionTokens       int
 	rolloutTemperature float64
-	// maxSteps bounds NLRL's rollouts, as the iteration's (0: the
-	// environment's limit).
-	maxSteps int
+	// maxSteps and stepTimeout bound NLRL's rollouts as the iteration's
+	// (0: the environment's limit; no timeout).
+	maxSteps    int
+	stepTimeout time.Duration
 	// actor, critic and target are the snapshots of the policy, the
 	// successor model (which also evaluates and refines) and its EMA.
 	actor, critic, target rl.Snapshot
@@ -56,7 +57,7 @@ func newRoleModel(cfg rl.Config, prompts *Prompts, model *llm.Model, collector r
 	return &roleModel{
 		cfg: cfg.NLAC, prompts: prompts, model: model, collector: collector, newEnv: newEnv, instruction: instruction,
 		context: cfg.Rollout.Context, actionTokens: cfg.Rollout.MaxTokens, rolloutTemperature: cfg.Rollout.Temperature,
-		maxSteps: cfg.Rollout.MaxSteps,
+		maxSteps: cfg.Rollout.MaxSteps, stepTimeout: cfg.Rollout.StepTimeoutDuration(),
 	}
 }
 

@@ -56,6 +56,8 @@ type Counts struct {
 	Transitions, TooLong, Judgements, Optimal, Unparsed int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	NoOptimal, EmptyMerges                              int
+	// FailedRollouts are NLRL rollouts the environment failed.
+	FailedRollouts int
 }
 
 // judge parses a critique's judgement and counts it.
@@ -114,12 +116,14 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		}
 	}
 	for round := 0; round < rounds && len(open) > 0; round++ {
-		futures, err := m.futuresFor(ctx, recs, open, current, method, seed(seedFuture)+uint64(round))
+		var futures [][]string
+		var err error
+		open, futures, err = m.futuresFor(ctx, recs, open, current, method, roundSeed(seed(seedFuture), round), counts)
 		if err != nil {
 			return err
 		}
 		open, futures = fitting(recs, open, futures, counts)
-		critiques, err := m.critiques(ctx, recs, open, current, futures, seed(seedCritique)+uint64(round))
+		critiques, err := m.critiques(ctx, recs, open, current, futures, roundSeed(seed(seedCritique), round))
 		if err != nil {
 			return err
 		}
@@ -147,7 +151,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		if len(refine) == 0 {
 			break
 		}
-		refined, err := m.refine(ctx, recs, refine, current, seed(seedRefine)+uint64(round))
+		refined, err := m.refine(ctx, recs, refine, current, roundSeed(seed(seedRefine), round))
 		if err != nil {
 			return err
 		}
@@ -183,36 +187,49 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 	return nil
 }
 
+// roundSeed is the seed of a refinement round's generations: the base
+// seed in the first round, unrelated ones after.
+func roundSeed(base uint64, round int) uint64 {
+	return base ^ uint64(round)*0x9E3779B97F4A7C15
+}
+
 // futuresFor gives the futures of each open transition's current action:
-// k samples of the successor model, the real continuation
-// (self-distillation), or fresh rollouts of the actor (NLRL).
-func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, current []string, method string, seed uint64) ([][]string, error) {
+// k samples of the successor model (nil where the prompt does not fit the
+// context), the real continuation (self-distillation), or fresh rollouts
+// of the actor (NLRL, which leaves out the transitions none of whose
+// rollouts finished). It returns the transitions still open with their
+// futures.
+func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, current []string, method string, seed uint64, counts *Counts) ([]int, [][]string, error) {
 	out := make([][]string, len(open))
 	switch method {
 	case "self_distill":
 		for k, i := range open {
 			out[k] = []string{TrueFuture(recs[i].T)}
 		}
-		return out, nil
+		return open, out, nil
 	case "nlrl":
-		return m.rolloutFutures(ctx, recs, open, current, seed)
+		return m.rolloutFutures(ctx, recs, open, current, seed, counts)
 	}
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
 		tokens, err := m.promptTokens(roleSuccessor, recs[i].T, current[i], nil, m.cfg.FutureTokens)
 		if err != nil {
-			return nil, err
+			return nil, nil, err
 		}
 		prompts[k] = tokens
 	}
-	return m.generateSome(ctx, "futures", m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
+	out, err := m.generateSome(ctx, "futures", m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
+	return open, out, err
 }
 
 // rolloutFutures are NLRL's futures: Rollouts episodes of the actor from
 // each open transition's state after its current action, each told as
 // what really followed it. The evaluator aggregates them in context into
-// its critique, a language value estimated by Monte Carlo.
-func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []int, current []string, seed uint64) ([][]string, error) {
+// its critique, a language value estimated by Monte Carlo. A rollout the
+// environment fails (an error, a step timeout, a replay that does not
+// reach the state) is left out and counted; a transition with none left
+// is dropped from open.
+func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []int, current []string, seed uint64, counts *Counts) ([]int, [][]string, error) {
 	starts := make([]rollout.Start, len(open))
 	for k, i := range open {
 		t := recs[i].T
@@ -221,7 +238,13 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 		for _, s := range tr.Steps[:t.Step] {
 			actions = append(actions, s.Action)
 		}
-		starts[k] = rollout.Start{Split: tr.Split, Seed: tr.Seed, Actions: append(actions, current[i])}
+		// The action as the actor wrote it, where it is the one taken:
+		// its conversation then goes on from its own words.
+		a := current[i]
+		if a == recs[i].Action {
+			a = tr.Steps[t.Step].Action
+		}
+		starts[k] = rollout.Start{Split: tr.Split, Seed: tr.Seed, Actions: append(actions, a)}
 	}
 	began := time.Now()
 	s := rollout.DefaultActionSampling()
@@ -229,28 +252,40 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 	snap := m.actor
 	snap.Sampling = s
 	group := m.cfg.Rollouts
-	trajs, _, err := m.collector.Collect(ctx, snap, rl.Episodes{Starts: starts, Group: group, MaxSteps: m.maxSteps})
+	trajs, _, err := m.collector.Collect(ctx, snap, rl.Episodes{Starts: starts, Group: group, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout})
 	if err != nil {
-		return nil, fmt.Errorf("NLRL rollouts: %w", err)
+		return nil, nil, fmt.Errorf("NLRL rollouts: %w", err)
 	}
 	if len(trajs) != len(starts)*group {
-		return nil, fmt.Errorf("NLRL rollouts: %d episodes for %d starts x %d", len(trajs), len(starts), group)
+		return nil, nil, fmt.Errorf("NLRL rollouts: %d episodes for %d starts x %d", len(trajs), len(starts), group)
 	}
-	out := make([][]string, len(open))
+	futures := make([][]string, len(open))
+	failed := make([]string, len(open))
 	for e := range trajs {
 		tr := &trajs[e]
 		m.envSteps += int64(len(tr.Steps))
 		k := e / group
 		if tr.Error != "" {
-			return nil, fmt.Errorf("NLRL rollout from %s seed %d step %d: %s", tr.Split, tr.Seed, len(starts[k].Actions), tr.Error)
+			counts.FailedRollouts++
+			failed[k] = tr.Error
+			continue
 		}
-		future := TrueFuture(Transition{Episode: &Episode{Trajectory: *tr}, Step: len(starts[k].Actions) - 1})
-		out[k] = append(out[k], future)
+		futures[k] = append(futures[k], TrueFuture(Transition{Episode: &Episode{Trajectory: *tr}, Step: len(starts[k].Actions) - 1}))
 	}
 	if m.progress != nil {
 		m.progress("  rollouts: %d x %d in %.1fs", len(starts), group, time.Since(began).Seconds())
 	}
-	return out, nil
+	var keptOpen []int
+	var kept [][]string
+	for k, i := range open {
+		if futures[k] == nil {
+			recs[i].Why = "no NLRL rollout finished: " + failed[k]
+			continue
+		}
+		keptOpen = append(keptOpen, i)
+		kept = append(kept, futures[k])
+	}
+	return keptOpen, kept, nil
 }
 
 // critiques has the evaluator critique each open transition's current
@@ -374,7 +409,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		idx[f] = f
 	}
 	var tally Counts
-	futures, err := m.futuresFor(ctx, cands, idx, flatActions, "nlac", seed(seedFuture))
+	idx, futures, err := m.futuresFor(ctx, cands, idx, flatActions, "nlac", seed(seedFuture), &tally)
 	if err != nil {
 		return err
 	}

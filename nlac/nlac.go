@@ -396,6 +396,7 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["distilled"] = float64(c.Distilled)
 	m.Metrics["no_optimal"] = float64(c.NoOptimal)
 	m.Metrics["empty_merges"] = float64(c.EmptyMerges)
+	m.Metrics["failed_rollouts"] = float64(c.FailedRollouts)
 }
 
 func share(n, of int) float64 {

@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -370,4 +371,83 @@ func constantTexts(s string, n int) []string {
 		out[i] = s
 	}
 	return out
+}
+
+// policyCollector plays episodes with a fixed policy through the real
+// runner, recording the starts it was asked for.
+type policyCollector struct {
+	scripted
+	newEnv func() envs.Env
+	policy rollout.Policy
+	starts []rollout.Start
+}
+
+func (c *policyCollector) Collect(ctx context.Context, _ rl.Snapshot, e rl.Episodes) ([]rollout.Trajectory, rl.CollectStats, error) {
+	c.starts = append(c.starts, e.Starts...)
+	trajs, err := rollout.Run(ctx, rollout.Config{NewEnv: c.newEnv, Parallel: 4, Episodes: len(e.Starts) * e.Group, Group: e.Group,
+		Starts: e.Starts, MaxSteps: e.MaxSteps, StepTimeout: e.StepTimeout}, c.policy)
+	return trajs, rl.CollectStats{}, err
+}
+
+// unresettable is the vowel task failing to start the task of one seed.
+type unresettable struct {
+	vowels
+	seed int64
+}
+
+func (u *unresettable) Reset(split envs.Split, seed int64) (string, error) {
+	if seed == u.seed {
+		return "", errors.New("the task server is down")
+	}
+	return u.vowels.Reset(split, seed)
+}
+
+// TestRolloutFutures checks NLRL's futures: rollouts from the state after
+// the action as the actor wrote it, each told as what followed it; a
+// transition whose rollouts all fail is left out and the failures
+// counted.
+func TestRolloutFutures(t *testing.T) {
+	newEnv := func() envs.Env { return &unresettable{seed: 2} }
+	c := &policyCollector{newEnv: newEnv, policy: rollout.PolicyFunc(func(_ context.Context, batch []rollout.Request) ([]rollout.Response, error) {
+		out := make([]rollout.Response, len(batch))
+		for i := range out {
+			out[i].Text = "Action: aeiou"
+		}
+		return out, nil
+	})}
+	var recs []Record
+	for _, seed := range []int64{1, 2} {
+		ep := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: seed, Steps: []rollout.Step{
+			{Observation: "Write vowels.", Action: "I write.\nAction: aei", ParsedAction: "aei"},
+			{Observation: "More vowels.", Action: "Action: xyz", ParsedAction: "xyz", Done: true},
+		}, NumSteps: 2}}
+		tr := Transition{Episode: ep, Step: 0}
+		recs = append(recs, Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)})
+	}
+	cfg := rl.DefaultConfig().NLAC
+	cfg.Rollouts = 2
+	m := &roleModel{cfg: cfg, collector: c, newEnv: newEnv, actionTokens: 8}
+	var counts Counts
+	open, futures, err := m.rolloutFutures(context.Background(), recs, []int{0, 1}, []string{recs[0].Action, recs[1].Action}, 7, &counts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.starts) != 2 || !slices.Equal(c.starts[0].Actions, []string{"I write.\nAction: aei"}) {
+		t.Errorf("starts %+v: want the action as the actor wrote it", c.starts)
+	}
+	if !slices.Equal(open, []int{0}) || len(futures) != 1 || len(futures[0]) != 2 {
+		t.Fatalf("open %v with futures %q: want transition 0 with two", open, futures)
+	}
+	want := "Next: \"More vowels.\" (reward 0.50).\nThen: Action: aeiou -> \"Over.\".\nOutcome: success (score 1.00, 1 step later)."
+	for _, f := range futures[0] {
+		if f != want {
+			t.Errorf("future %q, want %q", f, want)
+		}
+	}
+	if counts.FailedRollouts != 2 || !strings.Contains(recs[1].Why, "no NLRL rollout finished: reset: the task server is down") {
+		t.Errorf("%d failed rollouts, transition 1: %q", counts.FailedRollouts, recs[1].Why)
+	}
+	if m.envSteps != 4 {
+		t.Errorf("%d environment steps, want 2 rollouts x 2", m.envSteps)
+	}
 }

@@ -23,7 +23,7 @@ import (
 func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int, logf func(string, ...any)) (rollout.Summary, error) {
 	p.Sampling = rollout.DefaultActionSampling()
 	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, 0, 1
-	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.stepTimeout(),
+	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.StepTimeoutDuration(),
 		Progress: episodeProgress(logf, "eval "+string(split), episodes)})
 	if err != nil {
 		return rollout.Summary{}, err
@@ -102,6 +102,7 @@ func writerLogf(w io.Writer) func(string, ...any) {
 	return func(format string, args ...any) { fmt.Fprintf(w, format+"\n", args...) }
 }
 
-func (rc RolloutConfig) stepTimeout() time.Duration {
+// StepTimeoutDuration is StepTimeout as a duration (0: none).
+func (rc RolloutConfig) StepTimeoutDuration() time.Duration {
 	return time.Duration(rc.StepTimeout * float64(time.Second))
 }
