@@ -49,6 +49,44 @@ type EngineOptions struct {
 	NoPrefixCache bool
 }
 
+// checkKVMemory refuses a KV cache larger than the memory that would
+// hold it, before llama.cpp allocates it: past it the allocation fails
+// inside llama.cpp, or the kernel kills the process while llama.cpp
+// clears the cache. The cache lives in GPU memory when a GPU is present
+// and layers are offloaded, else in the machine's memory; it may take at
+// most nine tenths of it, the rest left to the weights and everything
+// else.
+func (m *Model) checkKVMemory(o EngineOptions) error {
+	kv := kvBytesPerToken(m.info)
+	need := uint64(o.streams(m.info)) * uint64(o.Context) * uint64(kv)
+	var gpu, host uint64
+	for _, d := range cgo.Devices() {
+		switch d.Type {
+		case "gpu", "igpu":
+			gpu += d.MemoryFree
+		case "cpu":
+			host = d.MemoryTotal
+		}
+	}
+	where, have := "the machine's memory", host
+	if m.offloaded && gpu > 0 {
+		where, have = "free GPU memory", gpu
+	}
+	if have == 0 || need <= have/10*9 {
+		return nil
+	}
+	lower := "the parallel sequences or the context"
+	if o.CacheMiB > 0 {
+		lower = fmt.Sprintf("the KV cache budget (%d MiB), the parallel sequences or the context", o.CacheMiB)
+	}
+	seqs := fmt.Sprintf("%d sequences", o.streams(m.info))
+	if o.streams(m.info) == 1 {
+		seqs = "1 sequence"
+	}
+	return fmt.Errorf("the KV cache of %s of %d tokens needs %.1f GiB (%d KiB per token), more than %s allows (%.1f GiB): lower %s",
+		seqs, o.Context, float64(need)/(1<<30), kv>>10, where, float64(have)/(1<<30), lower)
+}
+
 // kvBytesPerToken is the size of one token's keys and values in the KV cache
 // (F16, every layer), from the model's shape.
 func kvBytesPerToken(info Info) int64 {
@@ -161,6 +199,9 @@ type Engine struct {
 func (m *Model) NewEngine(opts EngineOptions) (*Engine, error) {
 	opts = opts.withDefaults(m.info)
 	if err := opts.validate(m.info); err != nil {
+		return nil, err
+	}
+	if err := m.checkKVMemory(opts); err != nil {
 		return nil, err
 	}
 	c, err := cgo.NewContext(m.c, contextParams(opts, m.info))

@@ -3,6 +3,7 @@ package llm
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -353,5 +354,28 @@ func TestConcurrentCallersShareTheEngine(t *testing.T) {
 	}
 	if st := e.Stats(); st.GeneratedTokens == 0 || st.Decodes == 0 {
 		t.Fatalf("stats not counted: %+v", st)
+	}
+}
+
+// TestKVCacheLargerThanMemoryIsRefused asks for a KV cache twice the
+// machine's memory: the engine refuses it with the sizes before llama.cpp
+// allocates anything.
+func TestKVCacheLargerThanMemoryIsRefused(t *testing.T) {
+	var host uint64
+	for _, d := range cgo.Devices() {
+		if d.Type == "cpu" {
+			host = d.MemoryTotal
+		}
+	}
+	if host == 0 {
+		t.Skip("ggml reports no memory size for the CPU")
+	}
+	const parallel = 64
+	kv := uint64(kvBytesPerToken(testModel.Info()))
+	ctx := int(2 * host / parallel / kv)
+	_, err := testModel.NewEngine(EngineOptions{Parallel: parallel, Context: ctx, Threads: 1})
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the KV cache of 64 sequences of %d tokens needs", ctx)) ||
+		!strings.Contains(err.Error(), "lower the parallel sequences or the context") {
+		t.Fatalf("a KV cache of twice the memory: %v", err)
 	}
 }

@@ -54,6 +54,9 @@ type Info struct {
 type Model struct {
 	c    *cgo.Model
 	info Info
+	// offloaded says whether layers may run on a GPU (GPULayers not 0),
+	// whose memory then holds the KV cache.
+	offloaded bool
 
 	vocabOnce sync.Once
 	vocab     vocabCache
@@ -101,7 +104,7 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		m.Free()
 		return nil, fmt.Errorf("load %s: unsupported architecture %s: encoder-decoder models cannot act as agents", path, arch)
 	}
-	model := &Model{c: m}
+	model := &Model{c: m, offloaded: opts.GPULayers != 0}
 	model.info = Info{
 		Path: path, Architecture: arch, Description: m.Desc(),
 		Parameters: m.NParams(), SizeBytes: m.SizeBytes(), VocabSize: m.NVocab(),
