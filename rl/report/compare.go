@@ -70,7 +70,7 @@ func newStat(xs []float64) Stat {
 type Status int
 
 const (
-	// NotStarted: the run has not finished an iteration.
+	// NotStarted: the run has not begun (no state.json).
 	NotStarted Status = iota
 	// Unfinished: the run is under way, or stopped before its last
 	// iteration.
@@ -126,11 +126,13 @@ func Compare(runs []Run, split string) Table {
 			}
 			m := Missing{Dir: r.Dir, Env: r.Env, Algorithm: r.Algorithm, Seed: r.Seed, Split: split}
 			switch {
-			case !r.Started:
+			case !r.Started && r.State.Iterations == 0:
 				m.Status = NotStarted
 				t.Missing = append(t.Missing, m)
 				continue
-			case !r.State.Finished:
+			case !r.Started || !r.State.Finished:
+				// A run whose state says it has begun (a warm start
+				// done, say) is under way before its first iteration.
 				m.Status, m.Iteration, m.Iterations = Unfinished, r.State.Iteration, r.State.Iterations
 				t.Missing = append(t.Missing, m)
 				continue

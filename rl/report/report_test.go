@@ -431,3 +431,21 @@ func TestCurvesFile(t *testing.T) {
 		t.Errorf("CurvesFile = %q", got)
 	}
 }
+
+// TestRunUnderWayBeforeItsFirstIteration: a run whose state.json says it
+// has begun (its warm start done) but which has not finished an iteration
+// is under way, not "not started".
+func TestRunUnderWayBeforeItsFirstIteration(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "ppo-1")
+	writeFile(t, d, "config.yaml", "algorithm: ppo\nenv: webshop\nseed: 1\n")
+	writeFile(t, d, "state.json", `{"iteration": 0, "iterations": 3, "warm_started": true, "finished": false}`)
+	runs, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tab := Compare(runs, "test")
+	if len(tab.Missing) != 1 || tab.Missing[0].String() != "seed 1 of ppo on webshop: iteration 0 of 3" {
+		t.Errorf("missing %v", tab.Missing)
+	}
+}
