@@ -93,10 +93,9 @@ const (
 // improve is policy improvement on a batch of transitions: each action
 // is critiqued from k futures (sampled from the successor model; for
 // self-distillation the real continuation, for NLRL fresh rollouts of
-// the actor) and, where judged
-// suboptimal, refined, up to m rounds; the last action standing is
-// distilled. NLQL instead judges Candidates sampled actions and distils
-// the first judged optimal.
+// the actor) and, where judged suboptimal, refined, up to m rounds; the
+// last action standing is distilled. NLQL instead judges Candidates
+// sampled actions and distils the first judged optimal.
 func (m *roleModel) improve(ctx context.Context, recs []Record, method string, seed seeds, counts *Counts) error {
 	if method == "nlql" {
 		return m.selectBest(ctx, recs, seed, counts)
