@@ -20,6 +20,9 @@ type BenchConfig struct {
 	Turns    int
 	Sampling llm.Sampling
 	Engine   llm.EngineOptions
+	// Logf, when set, hears as each side starts: a side of the default
+	// configuration takes minutes.
+	Logf func(format string, args ...any)
 }
 
 // BenchSide is one way of running the benchmark's rollouts.
@@ -93,6 +96,13 @@ func benchSide(ctx context.Context, m *llm.Model, cfg BenchConfig, cached bool) 
 	defer e.Close()
 	policy := &LLMPolicy{Engine: e, Sampling: cfg.Sampling}
 	defer policy.Close()
+	if cfg.Logf != nil {
+		how := "re-evaluating every prompt"
+		if cached {
+			how = "with sessions and the prefix cache"
+		}
+		cfg.Logf("%s: %d episodes of at most %d turns, %d at a time, %s", cfg.Env, cfg.Episodes, cfg.Turns, cfg.Parallel, how)
+	}
 	start := time.Now()
 	trajs, err := Run(ctx, Config{
 		NewEnv: cfg.NewEnv, Parallel: cfg.Parallel, Episodes: cfg.Episodes, Split: envs.Test, MaxSteps: cfg.Turns,

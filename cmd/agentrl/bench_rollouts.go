@@ -82,6 +82,7 @@ func runBenchRollouts(c *cli.Context) error {
 		r, err := rollout.BenchRollouts(c.Context, l.model, rollout.BenchConfig{
 			Env: name, NewEnv: f, Parallel: c.Int("parallel"), Episodes: c.Int("episodes"), Turns: c.Int("turns"),
 			Sampling: s, Engine: opts,
+			Logf: func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) },
 		})
 		if err != nil {
 			return err
