@@ -57,8 +57,8 @@ type EngineOptions struct {
 // most nine tenths of it, the rest left to the weights and everything
 // else.
 func (m *Model) checkKVMemory(o EngineOptions) error {
-	kv := kvBytesPerToken(m.info)
-	need := uint64(o.streams(m.info)) * uint64(o.Context) * uint64(kv)
+	kv, streams := kvBytesPerToken(m.info), o.streams(m.info)
+	need := uint64(streams) * uint64(o.Context) * uint64(kv)
 	var gpu, host uint64
 	for _, d := range cgo.Devices() {
 		switch d.Type {
@@ -79,8 +79,8 @@ func (m *Model) checkKVMemory(o EngineOptions) error {
 	if o.CacheMiB > 0 {
 		lower = fmt.Sprintf("the KV cache budget (%d MiB), the parallel sequences or the context", o.CacheMiB)
 	}
-	seqs := fmt.Sprintf("%d sequences", o.streams(m.info))
-	if o.streams(m.info) == 1 {
+	seqs := fmt.Sprintf("%d sequences", streams)
+	if streams == 1 {
 		seqs = "1 sequence"
 	}
 	return fmt.Errorf("the KV cache of %s of %d tokens needs %.1f GiB (%d KiB per token), more than %s allows (%.1f GiB): lower %s",
