@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"sync"
 
@@ -11,8 +12,7 @@ import (
 
 // LLMPolicy acts by sampling from a language model. Each request's
 // conversation is rendered with the model's chat template; when it does not
-// fit the engine's context, the oldest turns after the first observation
-// (which states the task) are dropped.
+// fit the engine's context, old turns are left out (see Prompt).
 //
 // Each runner slot's conversation is an engine session, so a turn evaluates
 // only the tokens added since the previous one; the engine compares tokens,
@@ -24,21 +24,30 @@ type LLMPolicy struct {
 	Sampling llm.Sampling
 	Adapters []llm.AdapterScale
 
-	mu       sync.Mutex
-	sessions map[int]*llm.Session // by runner slot
+	mu    sync.Mutex
+	slots map[int]*slotState // by runner slot
 }
 
-// session returns the engine session of a runner slot.
-func (p *LLMPolicy) session(slot int) *llm.Session {
+// slotState is what the policy keeps of a runner slot's conversation.
+type slotState struct {
+	session *llm.Session
+	// episode, messages and dropped describe the slot's last prompt: its
+	// episode, its number of messages and how many it left out. A longer
+	// conversation of the same episode starts from the same cut.
+	episode, messages, dropped int
+}
+
+// slot returns the state of a runner slot.
+func (p *LLMPolicy) slot(n int) *slotState {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.sessions == nil {
-		p.sessions = map[int]*llm.Session{}
+	if p.slots == nil {
+		p.slots = map[int]*slotState{}
 	}
-	s, ok := p.sessions[slot]
+	s, ok := p.slots[n]
 	if !ok {
-		s = p.Engine.NewSession()
-		p.sessions[slot] = s
+		s = &slotState{session: p.Engine.NewSession(), episode: -1}
+		p.slots[n] = s
 	}
 	return s
 }
@@ -48,10 +57,10 @@ func (p *LLMPolicy) session(slot int) *llm.Session {
 func (p *LLMPolicy) Close() {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	for _, s := range p.sessions {
-		s.Close()
+	for _, s := range p.slots {
+		s.session.Close()
 	}
-	p.sessions = nil
+	p.slots = nil
 }
 
 // DefaultActionSampling samples actions at temperature 1 with at most 128
@@ -71,11 +80,17 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error
 	}
 	prompts := make([]prompt, len(batch))
 	for i, r := range batch {
-		tokens, dropped, err := p.Prompt(r.Messages)
+		slot := p.slot(r.Slot)
+		droppedBefore := 0
+		if slot.episode == r.Episode && slot.messages < len(r.Messages) {
+			droppedBefore = slot.dropped
+		}
+		tokens, dropped, err := p.Prompt(r.Messages, droppedBefore)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Env, err)
 		}
-		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: p.session(r.Slot), Stream: uint64(r.Episode)}
+		slot.episode, slot.messages, slot.dropped = r.Episode, len(r.Messages), dropped
+		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: slot.session, Stream: uint64(r.Episode)}
 		prompts[i] = prompt{tokens, dropped}
 	}
 	res, err := p.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: p.Adapters})
@@ -93,37 +108,67 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error
 
 // Prompt renders a conversation as prompt tokens that leave room for
 // Sampling.MaxTokens in the engine's context, and says how many messages
-// it left out. When the whole conversation does not fit, the oldest
-// exchanges between the first observation (which states the task) and the
-// latest one are dropped, a pair at a time; as a last resort only the
-// system message and the latest observation remain.
-func (p *LLMPolicy) Prompt(msgs []chat.Message) (tokens []int32, dropped int, err error) {
+// it left out. droppedBefore is what the previous turn of the same
+// conversation left out (0 for a first turn).
+//
+// When the whole conversation does not fit, the oldest exchanges between
+// the first observation (which states the task) and the latest one are
+// left out, a pair at a time. A later turn leaves out the same messages
+// as long as its prompt fits, so that the kept history stays a prefix of
+// the next turn's prompt and the engine session reuses it. When it no
+// longer fits, enough old exchanges go for the history to take at most
+// half of the room the context leaves after the task and the latest
+// observation: the next few turns then fit without another cut. As a last
+// resort only the system message and the latest observation remain.
+func (p *LLMPolicy) Prompt(msgs []chat.Message, droppedBefore int) (tokens []int32, dropped int, err error) {
 	m := p.Engine.Model()
 	budget := p.Engine.Options().Context - p.Sampling.MaxTokens
-	render := func(kept []chat.Message) ([]int32, bool, error) {
-		tokens, err := m.Tokenize(m.RenderChat(kept, true), true, true)
-		return tokens, len(tokens) <= budget, err
-	}
-	tokens, fits, err := render(msgs)
-	if err != nil || fits {
-		return tokens, 0, err
+	render := func(kept []chat.Message) ([]int32, error) {
+		return m.Tokenize(m.RenderChat(kept, true), true, true)
 	}
 	// head: up to and including the first observation.
 	head := 1
 	if len(msgs) > 0 && msgs[0].Role == chat.System {
 		head = 2
 	}
+	if len(msgs) == 0 {
+		return nil, 0, errors.New("empty conversation")
+	}
+	if droppedBefore < 0 || droppedBefore%2 != 0 || droppedBefore > len(msgs)-2-head {
+		droppedBefore = 0
+	}
+	last := msgs[len(msgs)-1]
+	without := func(drop int) []chat.Message {
+		kept := append([]chat.Message(nil), msgs[:head]...)
+		return append(append(kept, msgs[head+drop:len(msgs)-1]...), last)
+	}
+	if droppedBefore == 0 {
+		tokens, err = render(msgs)
+	} else {
+		tokens, err = render(without(droppedBefore))
+	}
+	if err != nil || len(tokens) <= budget {
+		return tokens, droppedBefore, err
+	}
 	if len(msgs) > head+1 {
-		last := msgs[len(msgs)-1]
-		middle := msgs[head : len(msgs)-1] // assistant, user, ..., assistant
-		for drop := 2; drop < len(middle); drop += 2 {
-			kept := append(append(append([]chat.Message(nil), msgs[:head]...), middle[drop:]...), last)
-			if tokens, fits, err = render(kept); err != nil || fits {
-				return tokens, drop, err
+		// The middle runs from an action to an action; keeping its last
+		// action keeps the roles alternating.
+		most := len(msgs) - 2 - head
+		bare, err := render(without(most))
+		if err != nil {
+			return nil, 0, err
+		}
+		if len(bare) <= budget {
+			target := len(bare) + (budget-len(bare))/2
+			for drop := droppedBefore + 2; drop < most; drop += 2 {
+				if tokens, err = render(without(drop)); err != nil || len(tokens) <= target {
+					return tokens, drop, err
+				}
 			}
+			return bare, most, nil
 		}
 		kept := append(append([]chat.Message(nil), msgs[:head-1]...), last)
-		if tokens, fits, err = render(kept); err != nil || fits {
+		if tokens, err = render(kept); err != nil || len(tokens) <= budget {
 			return tokens, len(msgs) - len(kept), err
 		}
 	}

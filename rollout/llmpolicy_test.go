@@ -2,6 +2,7 @@ package rollout
 
 import (
 	"context"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -84,7 +85,7 @@ func TestPromptDropsOldTurnsToFit(t *testing.T) {
 			chat.Message{Role: chat.User, Content: "You see nothing special in the room number " + strings.Repeat("x", i)})
 	}
 	msgs = append(msgs, chat.Message{Role: chat.Assistant, Content: "Action: look"}, chat.Message{Role: chat.User, Content: "LATEST"})
-	tokens, dropped, err := p.Prompt(msgs)
+	tokens, dropped, err := p.Prompt(msgs, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -108,9 +109,52 @@ func TestPromptDropsOldTurnsToFit(t *testing.T) {
 		t.Fatal("the oldest exchange should have been dropped")
 	}
 	huge := []chat.Message{{Role: chat.System, Content: strings.Repeat("rule ", 400)}, {Role: chat.User, Content: "go"}}
-	if _, _, err := p.Prompt(huge); err == nil || !strings.Contains(err.Error(), "context") {
+	if _, _, err := p.Prompt(huge, 0); err == nil || !strings.Contains(err.Error(), "context") {
 		t.Fatalf("want a context error for a system prompt that cannot fit, got %v", err)
 	}
+}
+
+// TestPromptKeepsItsCutAcrossTurns plays a conversation turn by turn past
+// the context: a turn keeps the previous turn's cut while it fits, so the
+// kept history grows as a prefix, and a cut frees room for later turns.
+func TestPromptKeepsItsCutAcrossTurns(t *testing.T) {
+	const ctxTokens, maxTokens = 512, 32
+	e := newEngine(t, llm.EngineOptions{Parallel: 1, Context: ctxTokens})
+	p := &LLMPolicy{Engine: e, Sampling: llm.Sampling{Temperature: 1, TopP: 1, MaxTokens: maxTokens}}
+	msgs := []chat.Message{{Role: chat.System, Content: "Act."}, {Role: chat.User, Content: "Task: buy socks."}}
+	var kept []chat.Message
+	dropped, cuts, turnsCut := 0, 0, 0
+	for turn := 0; turn < 40; turn++ {
+		msgs = append(msgs, chat.Message{Role: chat.Assistant, Content: fmt.Sprintf("Action: look %d", turn)},
+			chat.Message{Role: chat.User, Content: fmt.Sprintf("Observation %d: a shelf of socks and a door.", turn)})
+		tokens, d, err := p.Prompt(msgs, dropped)
+		if err != nil {
+			t.Fatalf("turn %d: %v", turn, err)
+		}
+		if len(tokens) > ctxTokens-maxTokens {
+			t.Fatalf("turn %d: prompt of %d tokens exceeds the budget", turn, len(tokens))
+		}
+		now := append(append([]chat.Message(nil), msgs[:2]...), msgs[2+d:]...)
+		if want, _ := e.Model().Tokenize(e.Model().RenderChat(now, true), true, true); !slices.Equal(tokens, want) {
+			t.Fatalf("turn %d: the prompt is not the conversation without its %d oldest messages", turn, d)
+		}
+		switch {
+		case d < dropped:
+			t.Fatalf("turn %d: %d messages dropped after %d: a cut never moves back", turn, d, dropped)
+		case d > dropped:
+			cuts++
+		case d > 0:
+			turnsCut++
+			if !slices.Equal(now[:len(kept)], kept) {
+				t.Fatalf("turn %d: the kept history is not the previous turn's plus the new exchange", turn)
+			}
+		}
+		kept, dropped = now, d
+	}
+	if cuts == 0 || turnsCut < 2*cuts {
+		t.Fatalf("%d cuts and %d turns that kept the previous cut: want cuts that last several turns", cuts, turnsCut)
+	}
+	t.Logf("%d cuts, %d turns reused the previous cut", cuts, turnsCut)
 }
 
 // TestSessionsDoNotChangeRollouts runs the same greedy rollouts with the
