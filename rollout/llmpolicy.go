@@ -118,7 +118,7 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error
 // the next turn's prompt and the engine session reuses it. When it no
 // longer fits, enough old exchanges go for the history to take at most
 // half of the room the context leaves after the task and the latest
-// observation: the next few turns then fit without another cut. As a last
+// exchange: the next few turns then fit without another cut. As a last
 // resort only the system message and the latest observation remain.
 func (p *LLMPolicy) Prompt(msgs []chat.Message, droppedBefore int) (tokens []int32, dropped int, err error) {
 	m := p.Engine.Model()
@@ -126,13 +126,13 @@ func (p *LLMPolicy) Prompt(msgs []chat.Message, droppedBefore int) (tokens []int
 	render := func(kept []chat.Message) ([]int32, error) {
 		return m.Tokenize(m.RenderChat(kept, true), true, true)
 	}
-	// head: up to and including the first observation.
-	head := 1
-	if len(msgs) > 0 && msgs[0].Role == chat.System {
-		head = 2
-	}
 	if len(msgs) == 0 {
 		return nil, 0, errors.New("empty conversation")
+	}
+	// head: up to and including the first observation.
+	head := 1
+	if msgs[0].Role == chat.System {
+		head = 2
 	}
 	if droppedBefore < 0 || droppedBefore%2 != 0 || droppedBefore > len(msgs)-2-head {
 		droppedBefore = 0
