@@ -81,3 +81,20 @@ func readJSONLines[T any](path string, check func(*T) error) ([]T, error) {
 		out = append(out, it)
 	}
 }
+
+// writeJSON writes v as one JSON document, atomically.
+func writeJSON(path string, v any) error {
+	return writeAtomic(path, false, func(w io.Writer) error { return json.NewEncoder(w).Encode(v) })
+}
+
+// readJSON reads what writeJSON wrote into v.
+func readJSON(path string, v any) error {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return err
+	}
+	if err := json.Unmarshal(data, v); err != nil {
+		return fmt.Errorf("%s: %w", path, err)
+	}
+	return nil
+}

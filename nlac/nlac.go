@@ -102,7 +102,8 @@ func run(ctx context.Context, r *rl.Run) error {
 		m := r.Metrics()
 
 		// 1. Before the first iteration, the optional warm-up teaches the
-		// critic its roles from the environment's ground truth.
+		// critic its roles from the environment's ground truth (once: a
+		// run stopped after it resumes with its metrics).
 		if it == 1 && c.Warmup.Tasks > 0 {
 			if err := l.warmup(ctx, it); err != nil {
 				return fmt.Errorf("warm-up: %w", err)
@@ -186,7 +187,7 @@ func (l *loop) restore(ctx context.Context) error {
 		return err
 	}
 	l.target = r.Trainer.NewEMA()
-	if it := r.State.Iteration; it > 0 {
+	if it := r.State.Iteration; it > 0 || r.State.Prepared {
 		dir := r.CheckpointDir(it)
 		b, err := LoadBuffer(filepath.Join(dir, bufferFile), l.cfg.Buffer)
 		if err != nil {

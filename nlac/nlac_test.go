@@ -234,6 +234,62 @@ func optimalKept(m rl.Metrics) float64 {
 	return m.Metrics["judged_optimal"] * m.Metrics["judgements"]
 }
 
+// stopAfter cancels a run when a progress line contains marker.
+type stopAfter struct {
+	t      *testing.T
+	marker string
+	cancel context.CancelFunc
+	seen   bool
+}
+
+func (w *stopAfter) Write(p []byte) (int, error) {
+	line := strings.TrimSpace(string(p))
+	w.t.Log(line)
+	if strings.Contains(line, w.marker) {
+		w.seen = true
+		w.cancel()
+	}
+	return len(p), nil
+}
+
+// TestNLACResumesAfterWarmup stops a run right after the critic's warm-up:
+// the resumed run does not warm up again, starts from the warmed-up critic
+// and reports the warm-up in iteration 1's metrics.
+func TestNLACResumesAfterWarmup(t *testing.T) {
+	dir := t.TempDir()
+	model := byteModel(t)
+	newEnv := func() envs.Env { return &vowels{} }
+	cfg := sayConfig(t, "nlac", 1)
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5}
+	cfg.NLAC.Epochs = 1
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	stop := &stopAfter{t: t, marker: "role examples", cancel: cancel}
+	err := rl.Train(ctx, cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: stop})
+	if !stop.seen || !errors.Is(err, context.Canceled) {
+		t.Fatalf("want the run stopped after its warm-up; warm-up seen %v, error %v", stop.seen, err)
+	}
+	state, err := os.ReadFile(filepath.Join(dir, "state.json"))
+	if err != nil || !strings.Contains(string(state), `"prepared":true`) {
+		t.Fatalf("the stopped run's state does not record the warm-up: %s (%v)", state, err)
+	}
+	var second strings.Builder
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Resume: true, Progress: &second}); err != nil {
+		t.Fatal(err)
+	}
+	t.Log(second.String())
+	if strings.Contains(second.String(), "critic warm-up") {
+		t.Error("the resumed run warmed the critic up again")
+	}
+	ms := readMetrics(t, dir)
+	if len(ms) != 1 || ms[0].Metrics["warmup_sequences"] == 0 || ms[0].Losses["warmup"] == 0 {
+		t.Fatalf("iteration 1 does not report the warm-up: %+v", ms)
+	}
+	if ms[0].Metrics["critic_replayed"] == 0 {
+		t.Error("the resumed run replays no warm-up examples")
+	}
+}
+
 // TestNLACRaisesReward runs NLAC from the random byte model on the
 // two-step vowel task, the critic warmed up on the environment's ground
 // truth and the actor lightly warm-started: the actor learns only from

@@ -26,8 +26,16 @@ import (
 //
 // A model that already plays the roles (a larger instruction-tuned one)
 // does not need it: nlac.warmup.tasks=0.
+//
+// The warm-up takes as long as several iterations on a small machine, so
+// it is committed as iteration 0's checkpoint (with the critic's target)
+// and its metrics kept in a file: a run stopped after it resumes with the
+// warmed-up critic and reports the warm-up in iteration 1's metrics.
 func (l *loop) warmup(ctx context.Context, it int) error {
 	r, w := l.r, l.cfg.Warmup
+	if r.State.Prepared {
+		return readJSON(l.warmupMetricsFile(), r.Metrics())
+	}
 	seed0 := r.TaskSeed0(0, w.Tasks) // tasks no iteration plays
 	s := llm.DefaultSampling()
 	s.MaxTokens, s.Temperature, s.Seed = r.Config.Rollout.MaxTokens, float32(r.Config.Rollout.Temperature), int64(r.IterSeed(it, seedWarmup)>>1)
@@ -71,8 +79,6 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	m.Metrics["warmup_sequences"] = float64(len(seqs))
 	m.Metrics["warmup_optimal"] = share(optimal, len(ts))
 	r.EndPhase("warmup")
-	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's) gave %d role examples; loss %.4f",
-		len(ts), len(agent), len(expert), share(optimal, len(ts)), len(seqs), m.Loss)
 	// The target starts from the warmed-up critic.
 	if err := r.Trainer.UseAdapter(l.critic); err != nil {
 		return err
@@ -81,7 +87,21 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
 		return err
 	}
-	return l.handOver(ctx)
+	if err := l.handOver(ctx); err != nil {
+		return err
+	}
+	if err := writeJSON(l.warmupMetricsFile(), m); err != nil {
+		return err
+	}
+	if err := l.save(0); err != nil {
+		return err
+	}
+	if err := r.CommitPreparation(); err != nil {
+		return err
+	}
+	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's) gave %d role examples; loss %.4f",
+		len(ts), len(agent), len(expert), share(optimal, len(ts)), len(seqs), m.Loss)
+	return nil
 }
 
 // warmupSequences are the role examples of the transitions (see warmup),
@@ -183,6 +203,11 @@ func groundCritique(expert string, optimal bool, future string) string {
 
 // warmupFile keeps the warm-up's role examples.
 func (l *loop) warmupFile() string { return filepath.Join(l.r.Dir, "nlac", "warmup.jsonl.gz") }
+
+// warmupMetricsFile keeps the warm-up's metrics for iteration 1's line.
+func (l *loop) warmupMetricsFile() string {
+	return filepath.Join(l.r.Dir, "nlac", "warmup-metrics.json")
+}
 
 // saveSequences writes training sequences as gzipped JSON lines,
 // atomically.

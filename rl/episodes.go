@@ -170,6 +170,7 @@ func (r *Run) WarmStartWith(ctx context.Context, demos func() ([]train.Sequence,
 	if err := r.handOver(ctx); err != nil {
 		return err
 	}
+	r.State.WarmStarted = true
 	return r.commit(0, false)
 }
 

@@ -25,9 +25,12 @@ import (
 // docs/runs.md), written last in each iteration so that a run killed at
 // any moment resumes from the last finished iteration.
 type State struct {
-	Iteration     int     `json:"iteration"`
-	Iterations    int     `json:"iterations"`
-	WarmStarted   bool    `json:"warm_started,omitempty"`
+	Iteration   int  `json:"iteration"`
+	Iterations  int  `json:"iterations"`
+	WarmStarted bool `json:"warm_started,omitempty"`
+	// Prepared: the algorithm's one-off preparation before iteration 1
+	// (NLAC's critic warm-up) is done and in iteration 0's checkpoint.
+	Prepared      bool    `json:"prepared,omitempty"`
 	DemosCounted  bool    `json:"demos_counted,omitempty"`
 	EnvSteps      int64   `json:"env_steps"`
 	GradSteps     int64   `json:"grad_steps"`
@@ -198,7 +201,7 @@ func (r *Run) AddAdapter(name string, opts train.AdapterOptions) error {
 // (nothing on a new run) and hands the actor to the engine.
 func (r *Run) Resume(ctx context.Context) error {
 	r.ctx = ctx
-	if r.State.Iteration > 0 || r.State.WarmStarted {
+	if r.State.Iteration > 0 || r.State.WarmStarted || r.State.Prepared {
 		dir := r.CheckpointDir(r.State.Iteration)
 		for _, name := range r.adapters {
 			if err := r.Trainer.UseAdapter(name); err != nil {
@@ -309,7 +312,8 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 }
 
 // commit checkpoints the adapters and writes the metrics and the state of
-// a finished iteration (0: the warm start).
+// a finished iteration (0: the warm start or the preparation before
+// iteration 1).
 func (r *Run) commit(it int, finished bool) error {
 	dir := r.CheckpointDir(it)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
@@ -345,8 +349,6 @@ func (r *Run) commit(it int, finished bool) error {
 			it, r.Config.Iterations, m.Loss, round(m.PhaseSeconds["rollout"]), round(m.PhaseSeconds["train"]),
 			round(m.PhaseSeconds["handover"]), round(m.PhaseSeconds["eval"]),
 			r.State.GradSteps, r.State.EnvSteps, round(r.State.WallSeconds), round(per*float64(r.Config.Iterations-it)))
-	} else {
-		r.State.WarmStarted = true
 	}
 	r.State.Finished = finished
 	data, err := json.Marshal(r.State)
@@ -364,6 +366,15 @@ func (r *Run) commit(it int, finished bool) error {
 		}
 	}
 	return r.plot()
+}
+
+// CommitPreparation checkpoints every adapter as iteration 0 and records
+// that the algorithm's preparation before iteration 1 is done, so that a
+// run stopped after it resumes without doing it again. The metrics of the
+// iteration in progress are left as they are.
+func (r *Run) CommitPreparation() error {
+	r.State.Prepared = true
+	return r.commit(0, false)
 }
 
 // plot redraws the run's plots from its files.
