@@ -87,7 +87,7 @@ func (r *Run) playExpert(ctx context.Context, seed0 int64, tasks int) ([]rollout
 func (r *Run) play(ctx context.Context, split envs.Split, seed0 int64, tasks, group int, s llm.Sampling) ([]rollout.Trajectory, CollectStats, error) {
 	return r.collector.Collect(ctx, r.actorSnapshot(s), Episodes{
 		Split: split, Seed0: seed0, Tasks: tasks, Group: group, MaxSteps: r.Config.Rollout.MaxSteps,
-		StepTimeout: r.Config.Rollout.StepTimeoutDuration(), Progress: episodeProgress(r.progressf(), "rollout", tasks*max(group, 1)),
+		StepTimeout: r.Config.Rollout.StepTimeoutDuration(), Progress: EpisodeProgress(r.progressf(), "rollout", tasks*max(group, 1)),
 	})
 }
 

@@ -24,7 +24,7 @@ func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, sp
 	p.Sampling = rollout.DefaultActionSampling()
 	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, 0, 1
 	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.StepTimeoutDuration(),
-		Progress: episodeProgress(logf, "eval "+string(split), episodes)})
+		Progress: EpisodeProgress(logf, "eval "+string(split), episodes)})
 	if err != nil {
 		return rollout.Summary{}, err
 	}
@@ -73,11 +73,11 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 // progressEvery is how often a long collection of episodes reports.
 var progressEvery = 30 * time.Second
 
-// episodeProgress is a collection's progress callback (Episodes.Progress)
+// EpisodeProgress is a collection's progress callback (Episodes.Progress)
 // for total episodes: at most every progressEvery, a line through logf
 // with what is collected, the episodes finished, the time so far and the
 // time left at that pace. Nil where logf is.
-func episodeProgress(logf func(string, ...any), what string, total int) func(int) {
+func EpisodeProgress(logf func(string, ...any), what string, total int) func(int) {
 	if logf == nil {
 		return nil
 	}

@@ -16,7 +16,7 @@ func TestEpisodeProgress(t *testing.T) {
 	defer func(d time.Duration) { progressEvery = d }(progressEvery)
 
 	progressEvery = time.Hour
-	p := episodeProgress(logf, "rollout", 3)
+	p := EpisodeProgress(logf, "rollout", 3)
 	for done := 1; done <= 3; done++ {
 		p(done)
 	}
@@ -25,14 +25,14 @@ func TestEpisodeProgress(t *testing.T) {
 	}
 
 	progressEvery = 0
-	p = episodeProgress(logf, "eval test", 3)
+	p = EpisodeProgress(logf, "eval test", 3)
 	for done := 1; done <= 3; done++ {
 		p(done)
 	}
 	if len(lines) != 2 || !strings.HasPrefix(lines[0], "  eval test: 1/3 episodes in ") || !strings.Contains(lines[1], "2/3 episodes") || !strings.Contains(lines[1], ", ETA ") {
 		t.Errorf("progress lines %q", lines)
 	}
-	if episodeProgress(nil, "rollout", 3) != nil {
+	if EpisodeProgress(nil, "rollout", 3) != nil {
 		t.Error("a callback without a log")
 	}
 }

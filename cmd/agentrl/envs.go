@@ -20,6 +20,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/envs/remote"
+	"github.com/agentrl/agentrl/rl"
 	"github.com/agentrl/agentrl/rollout"
 )
 
@@ -415,8 +416,12 @@ func runEnvsEval(c *cli.Context) error {
 	}
 	start := time.Now()
 	var trajs []rollout.Trajectory
+	progress := rl.EpisodeProgress(func(format string, args ...any) {
+		fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
+	}, "eval "+string(cfg.Split), cfg.Episodes)
 	runErr := rollout.Stream(c.Context, cfg, policy, func(t *rollout.Trajectory) error {
 		trajs = append(trajs, *t)
+		progress(len(trajs))
 		if w != nil {
 			return w.Write(t)
 		}
