@@ -63,7 +63,7 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	c := &LocalCollector{Engine: e, NewEnv: newEnv, Parallel: cfg.Rollout.Parallel}
 	defer c.Close()
 	snap := Snapshot{Model: modelPath, Adapters: []AdapterFile{{Path: adapterPath, Scale: 1}}}
-	sum, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes, writerLogf(progress))
+	sum, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes, WriterLogf(progress))
 	if err != nil {
 		return sum, err
 	}
@@ -94,8 +94,8 @@ func EpisodeProgress(logf func(string, ...any), what string, total int) func(int
 	}
 }
 
-// writerLogf writes lines to w; nil where w is.
-func writerLogf(w io.Writer) func(string, ...any) {
+// WriterLogf writes lines to w; nil where w is.
+func WriterLogf(w io.Writer) func(string, ...any) {
 	if w == nil {
 		return nil
 	}

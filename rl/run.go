@@ -512,7 +512,7 @@ func (r *Run) Logf(format string, args ...any) { r.logf(format, args...) }
 
 // progressf is logf where the run reports progress, nil where it is
 // silent.
-func (r *Run) progressf() func(string, ...any) { return writerLogf(r.Progress) }
+func (r *Run) progressf() func(string, ...any) { return WriterLogf(r.Progress) }
 
 func (r *Run) logf(format string, args ...any) {
 	if r.Progress != nil {

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/rl"
 	"github.com/agentrl/agentrl/rollout"
 )
 
@@ -82,7 +83,7 @@ func runBenchRollouts(c *cli.Context) error {
 		r, err := rollout.BenchRollouts(c.Context, l.model, rollout.BenchConfig{
 			Env: name, NewEnv: f, Parallel: c.Int("parallel"), Episodes: c.Int("episodes"), Turns: c.Int("turns"),
 			Sampling: s, Engine: opts,
-			Logf: func(format string, args ...any) { fmt.Fprintf(c.App.ErrWriter, format+"\n", args...) },
+			Logf: rl.WriterLogf(c.App.ErrWriter),
 		})
 		if err != nil {
 			return err

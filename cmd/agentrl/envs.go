@@ -416,9 +416,7 @@ func runEnvsEval(c *cli.Context) error {
 	}
 	start := time.Now()
 	var trajs []rollout.Trajectory
-	progress := rl.EpisodeProgress(func(format string, args ...any) {
-		fmt.Fprintf(c.App.ErrWriter, format+"\n", args...)
-	}, "eval "+string(cfg.Split), cfg.Episodes)
+	progress := rl.EpisodeProgress(rl.WriterLogf(c.App.ErrWriter), "eval "+string(cfg.Split), cfg.Episodes)
 	runErr := rollout.Stream(c.Context, cfg, policy, func(t *rollout.Trajectory) error {
 		trajs = append(trajs, *t)
 		progress(len(trajs))
