@@ -10,7 +10,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/rl"
 )
 
@@ -63,14 +63,8 @@ func (v *vowels) Step(text string) (envs.StepResult, error) {
 	return res, nil
 }
 
-func byteModel(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "bytes.gguf")
-	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 5, VocabSize: 300, ContextLength: 512}); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// byteModel writes the byte model (initmodeltest.Bytes) the tests train.
+func byteModel(t *testing.T) string { return initmodeltest.Bytes(t, 512) }
 
 // shortPrompts writes role templates short enough for the byte model,
 // whose tokens are single characters (a user's own templates, as

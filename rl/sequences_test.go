@@ -10,6 +10,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rollout"
 	"github.com/agentrl/agentrl/rollout/rollouttest"
@@ -17,12 +18,7 @@ import (
 
 // tinyModel writes a made model for the test and returns its path.
 func tinyModel(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 5}); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return initmodeltest.Write(t, initmodel.Config{Preset: "tiny", Seed: 5})
 }
 
 // sampleEpisodes plays group rollouts of the guessing game with the model

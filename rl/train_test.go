@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
-	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -60,18 +60,8 @@ func readMetrics(t *testing.T, dir string) []Metrics {
 	return ms
 }
 
-// byteModel writes a made model with a vocabulary of little more than the
-// 256 bytes, so that an action's tokens are mostly single characters and
-// a LoRA adapter can move the distribution over them far within a few
-// steps (over thousands of tokens of random embeddings it cannot).
-func byteModel(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "bytes.gguf")
-	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 5, VocabSize: 300, ContextLength: 256}); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// byteModel writes the byte model (initmodeltest.Bytes) the tests train.
+func byteModel(t *testing.T) string { return initmodeltest.Bytes(t, 256) }
 
 func lettersConfig(algorithm string, iterations int) Config {
 	cfg := DefaultConfig()

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -14,14 +13,12 @@ import (
 	"github.com/agentrl/agentrl/envs/registry"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 )
 
 func newEngine(t *testing.T, opts llm.EngineOptions) *llm.Engine {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), "tiny.gguf")
-	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 11}); err != nil {
-		t.Fatal(err)
-	}
+	path := initmodeltest.Write(t, initmodel.Config{Preset: "tiny", Seed: 11})
 	m, err := llm.Load(path, llm.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)

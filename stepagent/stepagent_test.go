@@ -13,7 +13,7 @@ import (
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
-	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rl"
 )
@@ -84,14 +84,8 @@ func (s *say) Step(text string) (envs.StepResult, error) {
 	return envs.StepResult{Observation: "Say stop.", Info: envs.Info{ValidAction: true}}, nil
 }
 
-func byteModel(t *testing.T) string {
-	t.Helper()
-	path := filepath.Join(t.TempDir(), "bytes.gguf")
-	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 5, VocabSize: 300, ContextLength: 512}); err != nil {
-		t.Fatal(err)
-	}
-	return path
-}
+// byteModel writes the byte model (initmodeltest.Bytes) the tests train.
+func byteModel(t *testing.T) string { return initmodeltest.Bytes(t, 512) }
 
 // TestPrefixesAndPairs checks the inspection's states and the sequences
 // reflection builds from them on a hand-made expert trajectory: the

@@ -13,6 +13,7 @@ import (
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/llm/gguf"
 	"github.com/agentrl/agentrl/llm/initmodel"
+	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 )
 
 // smallReferenceRun are settings that keep a run on the tiny model short;
@@ -87,10 +88,7 @@ func TestBenchReferenceWithoutPython(t *testing.T) {
 // to F32, compared with both: the gap the 8-bit activations of quantised
 // products make.
 func TestBenchReferenceQuantizedModelAddsF32Trainer(t *testing.T) {
-	model := filepath.Join(t.TempDir(), "tiny-q8.gguf")
-	if _, err := initmodel.Write(model, initmodel.Config{Preset: "tiny", Seed: 3, Type: gguf.TensorQ8_0}); err != nil {
-		t.Fatal(err)
-	}
+	model := initmodeltest.Write(t, initmodel.Config{Preset: "tiny", Seed: 3, Type: gguf.TensorQ8_0})
 	out, err := runApp(t, newApp(), "bench", "reference", "--model", model, "--python", "no-such-python-here", "--json",
 		"--threads", "2", "--batch", "2", "--seq-len", "32", "--steps", "2", "--sequences", "1", "--gen-tokens", "4")
 	if err != nil {
