@@ -439,13 +439,24 @@ func runEnvsEval(c *cli.Context) error {
 	}
 	summary := rollout.Summarize(trajs)
 	if c.Bool("json") {
+		maxSteps := cfg.MaxSteps
+		if maxSteps == 0 {
+			maxSteps = src.spec.MaxSteps
+		}
+		// The settings that decide the figures go with them, so that a
+		// results file says how it was made.
+		report := map[string]any{
+			"env": src.spec.Name, "split": cfg.Split, "policy": c.String("policy"),
+			"seed0": cfg.Seed0, "max_steps": maxSteps, "remote": c.String("remote"), "out": c.String("out"),
+			"seconds": seconds, "summary": summary,
+		}
+		if c.String("policy") == "model" {
+			report["model"], report["lora"] = c.String("model"), c.StringSlice("lora")
+			report["max_tokens"], report["temperature"] = c.Int("max-tokens"), c.Float64("temperature")
+		}
 		enc := json.NewEncoder(c.App.Writer)
 		enc.SetIndent("", "  ")
-		return enc.Encode(map[string]any{
-			"env": src.spec.Name, "split": cfg.Split, "policy": c.String("policy"),
-			"seed0": cfg.Seed0, "remote": c.String("remote"), "out": c.String("out"),
-			"seconds": seconds, "summary": summary,
-		})
+		return enc.Encode(report)
 	}
 	printSummary(c.App.Writer, src.spec.Name, cfg, c.String("policy"), summary)
 	if out := c.String("out"); out != "" {

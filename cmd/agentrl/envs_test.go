@@ -113,21 +113,22 @@ func TestEnvsFlagsAreValidated(t *testing.T) {
 func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
 	name := someEnv(t)
 	path := filepath.Join(t.TempDir(), "traj.jsonl")
-	out, err := runApp(t, newApp(), "envs", "eval", name, "--episodes", "6", "--parallel", "3", "--seed0", "10", "--json", "--out", path)
+	out, err := runApp(t, newApp(), "envs", "eval", name, "--episodes", "6", "--parallel", "3", "--seed0", "10", "--max-steps", "30", "--json", "--out", path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var res struct {
-		Env     string
-		Split   string
-		Policy  string
-		Seed0   int64
-		Summary rollout.Summary
+		Env      string
+		Split    string
+		Policy   string
+		Seed0    int64
+		MaxSteps int `json:"max_steps"`
+		Summary  rollout.Summary
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	if res.Env != name || res.Split != "test" || res.Policy != "expert" || res.Seed0 != 10 || res.Summary.Episodes != 6 || res.Summary.Errors != 0 {
+	if res.Env != name || res.Split != "test" || res.Policy != "expert" || res.Seed0 != 10 || res.MaxSteps != 30 || res.Summary.Episodes != 6 || res.Summary.Errors != 0 {
 		t.Fatalf("results %+v", res)
 	}
 	f, err := os.Open(path)

@@ -181,10 +181,19 @@ func TestEvalWithTheModelPolicy(t *testing.T) {
 		t.Fatal(err)
 	}
 	var res struct {
-		Summary struct{ Episodes int }
+		Model       string
+		MaxSteps    int     `json:"max_steps"`
+		MaxTokens   int     `json:"max_tokens"`
+		Temperature float64 `json:"temperature"`
+		Summary     struct{ Episodes int }
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil || res.Summary.Episodes != 3 {
 		t.Fatalf("eval --json: %v\n%s", err, out)
+	}
+	// The settings that made the figures: math's own step limit (1) where
+	// --max-steps is left at 0.
+	if res.Model != model || res.MaxSteps != 1 || res.MaxTokens != 12 || res.Temperature != 1 {
+		t.Fatalf("eval --json should carry its settings, got %+v", res)
 	}
 	data, err := os.ReadFile(traj)
 	if err != nil {
