@@ -7,8 +7,9 @@
 #
 # Resumable: every step writes its own file in OUT/<env>/ and is skipped
 # when that file exists, so an interrupted run continues where it stopped;
-# OUT/table.md is rewritten from whatever has finished. Knobs (environment
-# variables, defaults in brackets):
+# OUT/table.md is rewritten from whatever has finished in OUT, every
+# environment there (with each SFT's steps, tokens and minutes read from
+# its metrics). Knobs (environment variables, defaults in brackets):
 #   MODEL [smollm2-135m]  ENVS [math math-calc twentyq webshop tauretail alfworld]
 #   EPISODES [100]  DEMOS [200]  SFT_STEPS [40]  BATCH_TOKENS [4096]
 #   THREADS [1]  MAX_STEPS [0: the environment's]  AGENTRL [bin/agentrl]
@@ -71,18 +72,36 @@ for env in $envs; do
 	run "$dir/sft.json" "$agentrl" envs eval "$env" $eval_args --lora "$dir/lora.gguf" --out "$dir/sft.jsonl"
 done
 
-python3 - "$out" "$envs" "$sft_steps" "$demos" <<'EOF'
+python3 - "$out" "$model" <<'EOF'
 import json, os, sys
-out, envs, sft_steps, demos = sys.argv[1], sys.argv[2].split(), sys.argv[3], sys.argv[4]
+out, model = sys.argv[1], sys.argv[2]
+# Every environment OUT holds, not only this invocation's ENVS: the table
+# is the whole starting line however many sittings it took.
+order = "math math-calc twentyq webshop tauretail alfworld".split()
+present = [d for d in sorted(os.listdir(out)) if os.path.isdir(os.path.join(out, d))]
+envs = [e for e in order if e in present] + [e for e in present if e not in order]
 def load(path):
     try:
         with open(path) as f:
             return json.load(f)
     except (OSError, ValueError):
         return None
-rows = ["| environment | policy | episodes | success | score | invalid actions | mean steps | eval seconds |",
-        "|---|---|---|---|---|---|---|---|"]
-missing = []
+def sft_budget(env):
+    """Optimiser steps, training tokens and minutes of the env's SFT, from its metrics."""
+    try:
+        with open(os.path.join(out, env, "sft-metrics.jsonl")) as f:
+            steps = [json.loads(line) for line in f if line.strip()]
+    except (OSError, ValueError):
+        return None
+    if not steps or not os.path.exists(os.path.join(out, env, "lora.gguf")):
+        return None
+    # An interrupted run's steps come before the finished run's in the file.
+    steps = steps[max(i for i, s in enumerate(steps) if s["step"] == 1):]
+    tokens = sum(s["tokens"] for s in steps)
+    return f"{steps[-1]['step']} steps, {tokens:,} tokens, {steps[-1]['elapsed_ns'] / 60e9:.0f} min"
+rows = ["| environment | policy | episodes | max steps | success | score | invalid actions | mean steps | eval seconds |",
+        "|---|---|---|---|---|---|---|---|---|"]
+missing, budgets = [], []
 for env in envs:
     for name, label in (("zero-shot", "zero-shot"), ("sft", "LoRA SFT")):
         r = load(os.path.join(out, env, name + ".json"))
@@ -90,11 +109,16 @@ for env in envs:
             missing.append(f"{env} {label}")
             continue
         s = r["summary"]
-        rows.append(f"| {env} | {label} | {s['episodes']} | {s['success_rate']:.3f} ± {s['success_rate_se']:.3f} | "
+        rows.append(f"| {env} | {label} | {s['episodes']} | {r.get('max_steps', '')} | "
+                    f"{s['success_rate']:.3f} ± {s['success_rate_se']:.3f} | "
                     f"{s['mean_score']:.3f} ± {s['mean_score_se']:.3f} | {s['invalid_action_rate']:.3f} | "
                     f"{s['mean_steps']:.2f} | {r['seconds']:.0f} |")
-text = "\n".join(rows) + "\n"
-text += f"\nSFT: LoRA rank 16, lr 1e-3, {sft_steps} optimiser steps on {demos} expert demonstrations (train split).\n"
+    b = sft_budget(env)
+    if b:
+        budgets.append(f"{env}: {b}")
+text = f"{model}, test split, greedy.\n\n" + "\n".join(rows) + "\n"
+if budgets:
+    text += "\nSFT (LoRA rank 16, lr 1e-3, cosine decay, expert demonstrations of the train split): " + "; ".join(budgets) + ".\n"
 if missing:
     text += "\nNot finished: " + ", ".join(missing) + ".\n"
 with open(os.path.join(out, "table.md"), "w") as f:
