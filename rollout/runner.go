@@ -76,6 +76,17 @@ type Start struct {
 	Actions []string
 }
 
+// StepLimit is the number of steps after which an episode of an
+// environment with spec is truncated: MaxSteps, or the environment's own
+// limit when MaxSteps is 0. A result not above 0 means no limit is known,
+// which fails the episode.
+func (c *Config) StepLimit(spec envs.Spec) int {
+	if c.MaxSteps == 0 {
+		return spec.MaxSteps
+	}
+	return c.MaxSteps
+}
+
 func (c *Config) validate() error {
 	switch {
 	case c.NewEnv == nil:
@@ -377,10 +388,7 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 	spec := env.Spec()
 	start := w.cfg.start(ep)
 	t := &Trajectory{Env: spec.Name, Split: start.Split, Seed: start.Seed, Sample: ep % max(w.cfg.Group, 1), Instruction: spec.Instruction}
-	maxSteps := w.cfg.MaxSteps
-	if maxSteps == 0 {
-		maxSteps = spec.MaxSteps
-	}
+	maxSteps := w.cfg.StepLimit(spec)
 	if maxSteps <= 0 {
 		t.Error = fmt.Sprintf("environment %s declares no step limit (max_steps %d) and none was configured", spec.Name, spec.MaxSteps)
 		return t, nil

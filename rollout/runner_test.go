@@ -204,6 +204,9 @@ func TestStepLimitTruncates(t *testing.T) {
 	})
 	for _, tc := range []struct{ maxSteps, want int }{{0, rollouttest.MaxSteps}, {3, 3}} {
 		cfg := rollout.Config{NewEnv: newGuess, Parallel: 2, Episodes: 4, Split: envs.Train, MaxSteps: tc.maxSteps}
+		if got := cfg.StepLimit(newGuess().Spec()); got != tc.want {
+			t.Fatalf("max steps %d: StepLimit %d, want %d", tc.maxSteps, got, tc.want)
+		}
 		trajs, err := rollout.Run(context.Background(), cfg, dance)
 		if err != nil {
 			t.Fatal(err)

@@ -439,15 +439,11 @@ func runEnvsEval(c *cli.Context) error {
 	}
 	summary := rollout.Summarize(trajs)
 	if c.Bool("json") {
-		maxSteps := cfg.MaxSteps
-		if maxSteps == 0 {
-			maxSteps = src.spec.MaxSteps
-		}
 		// The settings that decide the figures go with them, so that a
 		// results file says how it was made.
 		report := map[string]any{
 			"env": src.spec.Name, "split": cfg.Split, "policy": c.String("policy"),
-			"seed0": cfg.Seed0, "max_steps": maxSteps, "remote": c.String("remote"), "out": c.String("out"),
+			"seed0": cfg.Seed0, "max_steps": cfg.StepLimit(src.spec), "remote": c.String("remote"), "out": c.String("out"),
 			"seconds": seconds, "summary": summary,
 		}
 		if c.String("policy") == "model" {
