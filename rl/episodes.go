@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
-	"time"
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
@@ -177,50 +176,3 @@ func (r *Run) WarmStartWith(ctx context.Context, demos func() ([]train.Sequence,
 // warmStartAdapter names the file of the actor as the warm start left it,
 // kept as a reference policy.
 const warmStartAdapter = "warm_start"
-
-// FineTune trains the active adapter on demos for s.Epochs epochs at
-// s.LR, one optimiser step per s.BatchTokens tokens, and records the mean
-// loss in the iteration's metrics; its progress lines begin with what.
-func (r *Run) FineTune(ctx context.Context, what string, demos []train.Sequence, s SFTConfig, it int) error {
-	if err := r.Trainer.SetLR(s.LR); err != nil {
-		return err
-	}
-	losses := 0.0
-	steps, tokens := 0, 0
-	perEpoch := max(1, totalTokens(demos)/s.BatchTokens)
-	start, logged := time.Now(), time.Now()
-	for epoch := range s.Epochs {
-		for _, mb := range r.Minibatches(it, epoch, len(demos), perEpoch) {
-			if err := ctx.Err(); err != nil {
-				return err
-			}
-			res, err := r.Update(demos, r.MicroBatches(demos, mb), func([]int) train.Loss { return train.CrossEntropy{} })
-			if err != nil {
-				return err
-			}
-			losses += res.Loss
-			steps++
-			tokens += res.Tokens
-			// A long fine-tuning says how it goes every half minute.
-			if time.Since(logged) > 30*time.Second {
-				logged = time.Now()
-				el := time.Since(start).Seconds()
-				r.logf("%s: step %d/%d, loss %.4f, %.0f tok/s, ETA %s", what, steps, s.Epochs*perEpoch, res.Loss,
-					float64(tokens)/el, round(el/float64(steps)*float64(s.Epochs*perEpoch-steps)))
-			}
-		}
-	}
-	r.metrics.Loss = losses / float64(steps)
-	r.metrics.Losses["sft"] = r.metrics.Loss
-	secs := r.endPhase("train")
-	r.logf("%s: %d sequences, %d epochs, %d steps in %s, loss %.4f", what, len(demos), s.Epochs, steps, round(secs), r.metrics.Loss)
-	return nil
-}
-
-func totalTokens(seqs []train.Sequence) int {
-	n := 0
-	for _, s := range seqs {
-		n += len(s.Tokens)
-	}
-	return n
-}

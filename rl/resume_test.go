@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"os"
 	"os/exec"
@@ -11,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm/train"
 )
 
 // resumeConfig is a short GRPO run on the vowel task that evaluates too.
@@ -41,35 +43,12 @@ func TestResumeAfterKill(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	work := t.TempDir()
-	data, err := os.ReadFile(model)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(work, "model.gguf"), data, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	work := childWorkDir(t, model)
 	run := filepath.Join(work, "run")
-	child := exec.Command(os.Args[0], "-test.run=^TestResumeAfterKill$")
-	child.Env = append(os.Environ(), childRunDir+"="+work)
-	if err := child.Start(); err != nil {
-		t.Fatal(err)
-	}
-	deadline := time.Now().Add(2 * time.Minute)
-	for {
-		if data, _ := os.ReadFile(filepath.Join(run, "metrics.jsonl")); strings.Count(string(data), "\n") >= 2 {
-			break
-		}
-		if time.Now().After(deadline) {
-			child.Process.Kill()
-			t.Fatal("the run did not finish two iterations in time")
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-	if err := child.Process.Kill(); err != nil {
-		t.Fatal(err)
-	}
-	child.Wait()
+	killChild(t, "TestResumeAfterKill", work, func() bool {
+		data, _ := os.ReadFile(filepath.Join(run, "metrics.jsonl"))
+		return strings.Count(string(data), "\n") >= 2
+	})
 	st, started, err := readState(run)
 	if err != nil || !started || st.Finished {
 		t.Fatalf("after the kill: state %+v, started %v, err %v", st, started, err)
@@ -110,5 +89,112 @@ func TestResumeAfterKill(t *testing.T) {
 	if err := Train(context.Background(), fewer, Options{ModelPath: model, Dir: run, NewEnv: newEnv, Resume: true}); err == nil ||
 		!strings.Contains(err.Error(), "more than the 3 asked for") {
 		t.Fatalf("fewer iterations than done: %v", err)
+	}
+}
+
+// childWorkDir is a directory for a child run to train in, holding a copy
+// of the model as model.gguf.
+func childWorkDir(t *testing.T, model string) string {
+	t.Helper()
+	work := t.TempDir()
+	data, err := os.ReadFile(model)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(work, "model.gguf"), data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return work
+}
+
+// killChild runs the test named test in a child process that trains in
+// work (see childRunDir) and kills it (SIGKILL) once ready reports true.
+func killChild(t *testing.T, test, work string, ready func() bool) {
+	t.Helper()
+	child := exec.Command(os.Args[0], "-test.run=^"+test+"$")
+	child.Env = append(os.Environ(), childRunDir+"="+work)
+	if err := child.Start(); err != nil {
+		t.Fatal(err)
+	}
+	// Generous: the child may share the machine's cores with other jobs.
+	deadline := time.Now().Add(10 * time.Minute)
+	for !ready() {
+		if time.Now().After(deadline) {
+			child.Process.Kill()
+			child.Wait()
+			t.Fatal("the child run did not get far enough in time")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if err := child.Process.Kill(); err != nil {
+		t.Fatal(err)
+	}
+	child.Wait()
+}
+
+// vowels is the letters task with an expert that writes only vowels, for
+// runs that learn from demonstrations.
+type vowels struct{ letters }
+
+func (*vowels) ExpertAction() (string, error) { return "Action: aeiou", nil }
+
+// fineTuneConfig is an SFT run of one iteration whose fine-tuning takes
+// many small steps, each checkpointed.
+func fineTuneConfig() Config {
+	cfg := lettersConfig("sft", 1)
+	cfg.SFT.Demos, cfg.SFT.BatchTokens, cfg.SFT.LR = 24, 16, 1e-2
+	return cfg
+}
+
+// TestFineTuneResumesWithinThePhase kills an SFT run in the middle of
+// its only iteration's fine-tuning, resumes it, and checks that it went
+// on from the step it had checkpointed (not from the start) to the
+// metrics of an uninterrupted run.
+func TestFineTuneResumesWithinThePhase(t *testing.T) {
+	fineTuneSaveEvery = 0 // every step, in the child too
+	newEnv := func() envs.Env { return &vowels{} }
+	if dir := os.Getenv(childRunDir); dir != "" {
+		err := Train(context.Background(), fineTuneConfig(), Options{ModelPath: filepath.Join(dir, "model.gguf"), Dir: filepath.Join(dir, "run"), NewEnv: newEnv})
+		t.Fatalf("the run was to be killed, yet it ended: %v", err)
+	}
+	model := byteModel(t)
+	whole := t.TempDir()
+	if err := Train(context.Background(), fineTuneConfig(), Options{ModelPath: model, Dir: whole, NewEnv: newEnv}); err != nil {
+		t.Fatal(err)
+	}
+	want := readMetrics(t, whole)
+	if len(want) != 1 || want[0].GradSteps < 8 {
+		t.Fatalf("the uninterrupted run: %+v; want one iteration of at least 8 steps", want)
+	}
+
+	work := childWorkDir(t, model)
+	run := filepath.Join(work, "run")
+	ckpt := filepath.Join(run, "checkpoints", "fine-tune.ckpt")
+	var killedAt fineTuneProgress
+	killChild(t, "TestFineTuneResumesWithinThePhase", work, func() bool {
+		return train.ReadCheckpointExtra(ckpt, &killedAt) == nil && killedAt.Steps >= 3
+	})
+	if err := train.ReadCheckpointExtra(ckpt, &killedAt); err != nil || int64(killedAt.Steps) >= want[0].GradSteps {
+		t.Fatalf("after the kill: checkpoint %+v, %v; want one within the %d steps", killedAt, err, want[0].GradSteps)
+	}
+
+	var log strings.Builder
+	if err := Train(context.Background(), fineTuneConfig(), Options{ModelPath: model, Dir: run, NewEnv: newEnv, Resume: true, Progress: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), fmt.Sprintf("continuing after step %d", killedAt.Steps)) {
+		t.Fatalf("the resumed run did not continue the fine-tuning after step %d:\n%s", killedAt.Steps, log.String())
+	}
+	got := readMetrics(t, run)
+	if len(got) != 1 {
+		t.Fatalf("resumed run has %d iterations", len(got))
+	}
+	w, g := want[0], got[0]
+	if g.GradSteps != w.GradSteps || g.TrainTokens != w.TrainTokens || g.EnvSteps != w.EnvSteps ||
+		math.Abs(g.Loss-w.Loss) > 1e-6*math.Max(1, math.Abs(w.Loss)) {
+		t.Fatalf("resumed %+v\nuninterrupted %+v", g, w)
+	}
+	if _, err := os.Stat(ckpt); !os.IsNotExist(err) {
+		t.Fatalf("the fine-tuning checkpoint outlived the iteration: %v", err)
 	}
 }

@@ -140,7 +140,11 @@ func Open(cfg Config, o Options) (*Run, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	case o.Resume:
-		return nil, fmt.Errorf("--resume: %s holds no run state (state.json)", o.Dir)
+		// A run stopped in its first iteration's fine-tuning has only
+		// that to go on from.
+		if _, err := os.Stat(filepath.Join(o.Dir, fineTuneFile)); err != nil {
+			return nil, fmt.Errorf("--resume: %s holds no run state (state.json)", o.Dir)
+		}
 	}
 	if cfg.Iterations < r.State.Iteration {
 		return nil, fmt.Errorf("%s has finished %d iterations, more than the %d asked for", o.Dir, r.State.Iteration, cfg.Iterations)
@@ -358,7 +362,9 @@ func (r *Run) commit(it int, finished bool) error {
 	if err := writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n')); err != nil {
 		return err
 	}
-	// Older checkpoints are no longer needed once the state names this one.
+	// Older checkpoints, and a fine-tuning's progress within the
+	// iteration, are no longer needed once the state names this one.
+	os.Remove(filepath.Join(r.Dir, fineTuneFile))
 	olds, _ := filepath.Glob(filepath.Join(r.Dir, "checkpoints", "iter-*"))
 	for _, old := range olds {
 		if old != dir {

@@ -101,13 +101,9 @@ func (t *Trainer) LoadCheckpoint(path string, extra any) error {
 	fail := func(format string, args ...any) error {
 		return fmt.Errorf("checkpoint %s: %s", path, fmt.Sprintf(format, args...))
 	}
-	raw, err := f.GetString("agentrl.checkpoint")
+	st, err := readCheckpointState(f)
 	if err != nil {
 		return fail("%v", err)
-	}
-	var st checkpointState
-	if err := json.Unmarshal([]byte(raw), &st); err != nil {
-		return fail("state: %v", err)
 	}
 	if st.Model != t.signature() {
 		return fail("made for model %+v, the trainer has %+v", st.Model, t.signature())
@@ -156,4 +152,38 @@ func (t *Trainer) LoadCheckpoint(path string, extra any) error {
 	t.pcg = pcg
 	t.rng = rand.New(pcg)
 	return nil
+}
+
+// ReadCheckpointExtra decodes into extra the caller's state that
+// SaveCheckpoint stored at path, without touching any trainer: a caller
+// can check that a checkpoint is the one it wants before loading it.
+func ReadCheckpointExtra(path string, extra any) error {
+	f, err := openGGUF(path, checkpointType)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	st, err := readCheckpointState(f)
+	if err == nil && st.Extra == nil {
+		err = errors.New("no extra state")
+	}
+	if err == nil {
+		err = json.Unmarshal(st.Extra, extra)
+	}
+	if err != nil {
+		return fmt.Errorf("checkpoint %s: %w", path, err)
+	}
+	return nil
+}
+
+func readCheckpointState(f *gguf.File) (checkpointState, error) {
+	var st checkpointState
+	raw, err := f.GetString("agentrl.checkpoint")
+	if err != nil {
+		return st, err
+	}
+	if err := json.Unmarshal([]byte(raw), &st); err != nil {
+		return st, fmt.Errorf("state: %w", err)
+	}
+	return st, nil
 }
