@@ -63,9 +63,15 @@ for env in $envs; do
 	if [ ! -s "$dir/lora.gguf" ]; then
 		echo "== sft $env"
 		start=$(date +%s)
+		# A checkpoint every 2 steps: an SFT cut short goes on from it.
+		resume=""
+		if [ -s "$dir/lora.gguf.checkpoint/checkpoint.gguf" ]; then
+			resume="--resume $dir/lora.gguf.checkpoint"
+		fi
+		# shellcheck disable=SC2086 # resume is empty or two words
 		"$agentrl" sft --model "$model" --data "$dir/demos.jsonl" --out "$dir/lora.gguf" --lora-rank 16 --lr 1e-3 \
 			--epochs 100 --max-steps "$sft_steps" --batch-tokens "$batch_tokens" --threads "$threads" \
-			--metrics "$dir/sft-metrics.jsonl" 2>"$dir/sft.log"
+			--checkpoint-every 2 $resume --metrics "$dir/sft-metrics.jsonl" 2>>"$dir/sft.log"
 		echo "   $(($(date +%s) - start)) s" | tee "$dir/sft-seconds.txt"
 	fi
 	# shellcheck disable=SC2086
@@ -95,10 +101,14 @@ def sft_budget(env):
         return None
     if not steps or not os.path.exists(os.path.join(out, env, "lora.gguf")):
         return None
-    # An interrupted run's steps come before the finished run's in the file.
+    # The file holds every attempt in order: a run started over begins at
+    # step 1 again, a resumed one goes on from its checkpoint's step
+    # (repeating the steps after it), its clock from 0. Count the last
+    # attempt from step 1, each step once, and the time of every process.
     steps = steps[max(i for i, s in enumerate(steps) if s["step"] == 1):]
-    tokens = sum(s["tokens"] for s in steps)
-    return f"{steps[-1]['step']} steps, {tokens:,} tokens, {steps[-1]['elapsed_ns'] / 60e9:.0f} min"
+    tokens = sum({s["step"]: s["tokens"] for s in steps}.values())
+    ns = sum(a["elapsed_ns"] for a, b in zip(steps, steps[1:] + [None]) if b is None or b["elapsed_ns"] < a["elapsed_ns"])
+    return f"{steps[-1]['step']} steps, {tokens:,} tokens, {ns / 60e9:.0f} min"
 rows = ["| environment | policy | episodes | max steps | success | score | invalid actions | mean steps | eval seconds |",
         "|---|---|---|---|---|---|---|---|---|"]
 missing, budgets = [], []
