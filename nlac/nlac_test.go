@@ -234,11 +234,13 @@ type stopAfter struct {
 	marker string
 	cancel context.CancelFunc
 	seen   bool
+	log    strings.Builder
 }
 
 func (w *stopAfter) Write(p []byte) (int, error) {
 	line := strings.TrimSpace(string(p))
 	w.t.Log(line)
+	w.log.WriteString(line + "\n")
 	if strings.Contains(line, w.marker) {
 		w.seen = true
 		w.cancel()
@@ -246,9 +248,12 @@ func (w *stopAfter) Write(p []byte) (int, error) {
 	return len(p), nil
 }
 
-// TestNLACResumesAfterWarmup stops a run right after the critic's warm-up:
-// the resumed run does not warm up again, starts from the warmed-up critic
-// and reports the warm-up in iteration 1's metrics.
+// TestNLACResumesAfterWarmup stops a run as the critic's warm-up begins
+// to fine-tune, then right after the warm-up: the run resumed from the
+// first stop trains on the role examples it had made, not on new
+// episodes; the run resumed from the second does not warm up again,
+// starts from the warmed-up critic and reports the warm-up in iteration
+// 1's metrics.
 func TestNLACResumesAfterWarmup(t *testing.T) {
 	dir := t.TempDir()
 	model := byteModel(t)
@@ -256,12 +261,20 @@ func TestNLACResumesAfterWarmup(t *testing.T) {
 	cfg := sayConfig(t, "nlac", 1)
 	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5}
 	cfg.NLAC.Epochs = 1
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop := &stopAfter{t: t, marker: "role examples", cancel: cancel}
-	err := rl.Train(ctx, cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: stop})
-	if !stop.seen || !errors.Is(err, context.Canceled) {
-		t.Fatalf("want the run stopped after its warm-up; warm-up seen %v, error %v", stop.seen, err)
+	stopAt := func(marker string, resume bool) (log string) {
+		t.Helper()
+		ctx, cancel := context.WithCancel(context.Background())
+		defer cancel()
+		stop := &stopAfter{t: t, marker: marker, cancel: cancel}
+		err := rl.Train(ctx, cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Resume: resume, Progress: stop})
+		if !stop.seen || !errors.Is(err, context.Canceled) {
+			t.Fatalf("want the run stopped at %q; seen %v, error %v", marker, stop.seen, err)
+		}
+		return stop.log.String()
+	}
+	stopAt("fine-tuning the critic", false)
+	if log := stopAt("gave", true); !strings.Contains(log, "role examples an earlier attempt made") {
+		t.Fatalf("the resumed warm-up did not take the examples it had made:\n%s", log)
 	}
 	state, err := os.ReadFile(filepath.Join(dir, "state.json"))
 	if err != nil || !strings.Contains(string(state), `"prepared":true`) {

@@ -30,36 +30,16 @@ import (
 // The warm-up takes as long as several iterations on a small machine, so
 // it is committed as iteration 0's checkpoint (with the critic's target)
 // and its metrics kept in a file: a run stopped after it resumes with the
-// warmed-up critic and reports the warm-up in iteration 1's metrics.
+// warmed-up critic and reports the warm-up in iteration 1's metrics. A run
+// stopped during it keeps the collected examples (warmupData) and the
+// fine-tuning's own checkpoint (rl.Run.FineTune), and goes on from there.
 func (l *loop) warmup(ctx context.Context, it int) error {
 	r, w := l.r, l.cfg.Warmup
 	if r.State.Prepared {
 		return readJSON(l.warmupMetricsFile(), r.Metrics())
 	}
-	seed0 := r.TaskSeed0(0, w.Tasks) // tasks no iteration plays
-	s := llm.DefaultSampling()
-	s.MaxTokens, s.Temperature, s.Seed = r.Config.Rollout.MaxTokens, float32(r.Config.Rollout.Temperature), int64(r.IterSeed(it, seedWarmup)>>1)
-	agent, _, err := r.Collector().Collect(ctx, r.ActorSnapshot(s), rl.Episodes{
-		Split: envs.Train, Seed0: seed0, Tasks: w.Tasks, Group: 1, MaxSteps: r.Config.Rollout.MaxSteps,
-	})
+	c, seqs, err := l.warmupData(ctx, it)
 	if err != nil {
-		return err
-	}
-	for _, t := range agent {
-		r.State.EnvSteps += int64(len(t.Steps))
-	}
-	expert, err := r.ExpertEpisodes(ctx, seed0, w.Tasks)
-	if err != nil {
-		return err
-	}
-	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
-	seqs, optimal, err := l.roles.warmupSequences(ctx, ts)
-	if err != nil {
-		return err
-	}
-	r.EndPhase("rollout")
-	// Kept for the critic updates to replay (the file for a resumed run).
-	if err := saveSequences(l.warmupFile(), seqs); err != nil {
 		return err
 	}
 	l.roleExamples = seqs
@@ -77,7 +57,7 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	m.Losses["warmup"] = m.Loss
 	delete(m.Losses, "sft")
 	m.Metrics["warmup_sequences"] = float64(len(seqs))
-	m.Metrics["warmup_optimal"] = share(optimal, len(ts))
+	m.Metrics["warmup_optimal"] = share(c.Optimal, c.Transitions)
 	r.EndPhase("warmup")
 	// The target starts from the warmed-up critic.
 	if err := r.Trainer.UseAdapter(l.critic); err != nil {
@@ -100,8 +80,74 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 		return err
 	}
 	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's) gave %d role examples; loss %.4f",
-		len(ts), len(agent), len(expert), share(optimal, len(ts)), len(seqs), m.Loss)
+		c.Transitions, c.Agent, c.Expert, share(c.Optimal, c.Transitions), len(seqs), m.Loss)
 	return nil
+}
+
+// warmupCollection is what the warm-up's episodes were, kept with the
+// role examples they gave.
+type warmupCollection struct {
+	Agent       int   `json:"agent_episodes"`
+	Expert      int   `json:"expert_episodes"`
+	Transitions int   `json:"transitions"`
+	Optimal     int   `json:"optimal"` // actions that were the expert's
+	EnvSteps    int64 `json:"env_steps"`
+}
+
+// warmupData plays the warm-up's episodes and makes its role examples,
+// or reads them back when an earlier attempt of the run did so: the
+// sampled episodes need not come out the same twice, and the critic's
+// fine-tuning goes on from its checkpoint only on the same data.
+func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []train.Sequence, error) {
+	r, w := l.r, l.cfg.Warmup
+	var c warmupCollection
+	if err := readJSON(l.warmupDataFile(), &c); err == nil {
+		seqs, err := loadSequences(l.warmupFile())
+		if err != nil {
+			return c, nil, err
+		}
+		r.State.EnvSteps += c.EnvSteps
+		r.Logf("warm-up: the %d role examples an earlier attempt made", len(seqs))
+		return c, seqs, nil
+	}
+	// The episodes and the replays that find the expert's actions, as
+	// counted by the run and by the role model.
+	before := r.State.EnvSteps + l.roles.envSteps
+	seed0 := r.TaskSeed0(0, w.Tasks) // tasks no iteration plays
+	s := llm.DefaultSampling()
+	s.MaxTokens, s.Temperature, s.Seed = r.Config.Rollout.MaxTokens, float32(r.Config.Rollout.Temperature), int64(r.IterSeed(it, seedWarmup)>>1)
+	agent, _, err := r.Collector().Collect(ctx, r.ActorSnapshot(s), rl.Episodes{
+		Split: envs.Train, Seed0: seed0, Tasks: w.Tasks, Group: 1, MaxSteps: r.Config.Rollout.MaxSteps,
+	})
+	if err != nil {
+		return c, nil, err
+	}
+	for _, t := range agent {
+		r.State.EnvSteps += int64(len(t.Steps))
+	}
+	expert, err := r.ExpertEpisodes(ctx, seed0, w.Tasks)
+	if err != nil {
+		return c, nil, err
+	}
+	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
+	seqs, optimal, err := l.roles.warmupSequences(ctx, ts)
+	if err != nil {
+		return c, nil, err
+	}
+	r.EndPhase("rollout")
+	c.Agent, c.Expert, c.Transitions, c.Optimal = len(agent), len(expert), len(ts), optimal
+	c.EnvSteps = r.State.EnvSteps + l.roles.envSteps - before
+	// Kept for the critic updates to replay (the file for a resumed run),
+	// and the tallies after it: their file says the examples are whole.
+	if err := saveSequences(l.warmupFile(), seqs); err != nil {
+		return c, nil, err
+	}
+	if err := writeJSON(l.warmupDataFile(), c); err != nil {
+		return c, nil, err
+	}
+	r.Logf("warm-up: %d role examples from %d agent and %d expert episodes; fine-tuning the critic",
+		len(seqs), c.Agent, c.Expert)
+	return c, seqs, nil
 }
 
 // warmupSequences are the role examples of the transitions (see warmup),
@@ -203,6 +249,10 @@ func groundCritique(expert string, optimal bool, future string) string {
 
 // warmupFile keeps the warm-up's role examples.
 func (l *loop) warmupFile() string { return filepath.Join(l.r.Dir, "nlac", "warmup.jsonl.gz") }
+
+// warmupDataFile keeps the tallies of the episodes the role examples
+// came from.
+func (l *loop) warmupDataFile() string { return filepath.Join(l.r.Dir, "nlac", "warmup-data.json") }
 
 // warmupMetricsFile keeps the warm-up's metrics for iteration 1's line.
 func (l *loop) warmupMetricsFile() string {

@@ -198,3 +198,13 @@ func TestFineTuneResumesWithinThePhase(t *testing.T) {
 		t.Fatalf("the fine-tuning checkpoint outlived the iteration: %v", err)
 	}
 }
+
+// TestResumeNeedsARun: --resume on a directory where no run began is an
+// error that says so, before any model is loaded.
+func TestResumeNeedsARun(t *testing.T) {
+	err := Train(context.Background(), resumeConfig(), Options{ModelPath: "no-model.gguf", Dir: t.TempDir(),
+		NewEnv: func() envs.Env { return &letters{} }, Resume: true})
+	if err == nil || !strings.Contains(err.Error(), "holds no run") {
+		t.Fatalf("want an error saying the directory holds no run, got %v", err)
+	}
+}

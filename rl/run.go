@@ -140,10 +140,11 @@ func Open(cfg Config, o Options) (*Run, error) {
 	case !errors.Is(err, os.ErrNotExist):
 		return nil, err
 	case o.Resume:
-		// A run stopped in its first iteration's fine-tuning has only
-		// that to go on from.
-		if _, err := os.Stat(filepath.Join(o.Dir, fineTuneFile)); err != nil {
-			return nil, fmt.Errorf("--resume: %s holds no run state (state.json)", o.Dir)
+		// A run stopped before it finished anything has no state yet, only
+		// its configuration and what its first phase keeps (a fine-tuning's
+		// checkpoint, NLAC's warm-up examples): it goes on from those.
+		if _, err := os.Stat(filepath.Join(o.Dir, "config.yaml")); err != nil {
+			return nil, fmt.Errorf("--resume: %s holds no run (no state.json, no config.yaml)", o.Dir)
 		}
 	}
 	if cfg.Iterations < r.State.Iteration {
