@@ -27,7 +27,7 @@ func benchAdaptersCommand() *cli.Command {
 			"after every iteration.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Usage: modelUsage, Value: models.DefaultModel},
-			&cli.IntFlag{Name: "rank", Value: 16, Usage: "LoRA rank"},
+			&cli.IntFlag{Name: "rank", Value: rl.DefaultConfig().LoRA.Rank, Usage: "LoRA rank; default: a training run's (lora.rank)"},
 			&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},
 			&cli.IntFlag{Name: "repeats", Value: 5, Usage: "hand-overs timed"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},

@@ -48,7 +48,7 @@ func benchGRPOCommand() *cli.Command {
 			&cli.IntFlag{Name: "tasks", Value: 8, Usage: "prompts (math problems) per iteration"},
 			&cli.IntFlag{Name: "group", Value: 4, Usage: "completions per prompt (G)"},
 			&cli.IntFlag{Name: "max-tokens", Value: 48, Usage: "most tokens per completion"},
-			&cli.IntFlag{Name: "rank", Value: 16, Usage: "LoRA rank (alpha = 2 x rank) on q, k, v, o, gate, up, down"},
+			&cli.IntFlag{Name: "rank", Value: rl.DefaultConfig().LoRA.Rank, Usage: "LoRA rank (alpha = 2 x rank) on q, k, v, o, gate, up, down; default: a training run's (lora.rank)"},
 			&cli.Float64Flag{Name: "lr", Value: 2e-5, Usage: "AdamW learning rate"},
 			&cli.IntFlag{Name: "threads", Value: 2, Usage: "CPU threads of each side"},
 			&cli.IntFlag{Name: "context", Value: rl.DefaultConfig().Rollout.Context, Usage: "agentrl's tokens per sequence (rollout.context); at most the model's training context"},
