@@ -4,8 +4,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"strconv"
-	"strings"
 	"time"
 
 	"github.com/urfave/cli/v2"
@@ -146,22 +144,4 @@ func runBenchAdapters(c *cli.Context) error {
 		res.RSSBeforeMiB, res.RSSOneAdapterMiB, res.RSSThreeAdaptersMiB, res.RSSThreeAdaptersMiB-res.RSSOneAdapterMiB)
 	fmt.Fprintf(c.App.Writer, "hand-over to the engine (write, load, drop the old adapter): %.1f ms (mean of %d)\n", res.HandOverMs, c.Int("repeats"))
 	return nil
-}
-
-// rssMiB is the process's resident memory now, from /proc (0 elsewhere).
-func rssMiB() float64 {
-	data, err := os.ReadFile("/proc/self/status")
-	if err != nil {
-		return 0
-	}
-	for _, line := range strings.Split(string(data), "\n") {
-		if rest, ok := strings.CutPrefix(line, "VmRSS:"); ok {
-			kb, err := strconv.ParseFloat(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 64)
-			if err != nil {
-				return 0
-			}
-			return kb / 1024
-		}
-	}
-	return 0
 }

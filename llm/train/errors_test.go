@@ -1,6 +1,8 @@
 package train
 
 import (
+	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -226,5 +228,68 @@ func TestGradientCheckpointing(t *testing.T) {
 	}
 	if _, err := New(path, Config{Checkpointing: "sometimes"}); err == nil || !strings.Contains(err.Error(), "want auto, on or off") {
 		t.Errorf("bad checkpointing mode: %v", err)
+	}
+}
+
+// TestRunRefusesAMicroBatchOverBudgetBeforeTraining: a run whose longest
+// micro-batch cannot fit the memory budget fails before its first step,
+// naming it, however late that micro-batch would have come.
+func TestRunRefusesAMicroBatchOverBudgetBeforeTraining(t *testing.T) {
+	var seqs []Sequence
+	for i := range 4 {
+		seqs = append(seqs, testSequences(300, uint64(60+i))...)
+	}
+	long := Sequence{Tokens: make([]int32, 120)}
+	for i := range long.Tokens {
+		long.Tokens[i] = int32(i % 300)
+	}
+	seqs = append(seqs, long)
+	// Enough for the short sequences' micro-batches, not for the long one.
+	probe := newMicro(t, Config{})
+	if _, err := probe.Accumulate(seqs[:1], CrossEntropy{}); err != nil {
+		t.Fatal(err)
+	}
+	budget := 2 * probe.ActivationBytes()
+	tr := newMicro(t, Config{MemoryBudget: budget, Checkpointing: "off"})
+	steps := 0
+	_, err := Run(context.Background(), tr, seqs, RunOptions{BatchTokens: 30, Seed: 1, Progress: func(Progress) { steps++ }})
+	if err == nil || !strings.Contains(err.Error(), "the micro-batch with the longest sequence") || !strings.Contains(err.Error(), "over the budget") {
+		t.Fatalf("want the longest micro-batch refused, got %v", err)
+	}
+	if steps != 0 {
+		t.Fatalf("the run took %d steps before refusing", steps)
+	}
+}
+
+// TestRunKeepsItsStepsWhenAMicroBatchFails: a micro-batch that fails
+// midway through a run (here a token outside the vocabulary) leaves the
+// steps before it in the checkpoint, from which a run can go on.
+func TestRunKeepsItsStepsWhenAMicroBatchFails(t *testing.T) {
+	var seqs []Sequence
+	for i := range 4 {
+		seqs = append(seqs, testSequences(300, uint64(70+i))...)
+	}
+	opts := RunOptions{BatchTokens: 30, Seed: 3, CheckpointDir: t.TempDir()}
+	// Spoil a micro-batch after the second, other than the one the run
+	// checks before it starts.
+	batches := microBatches(seqs, opts.BatchTokens, opts.Seed, 0)
+	checked := &longestBatch(batches)[0].Tokens[0]
+	k := 2
+	for k < len(batches) && &batches[k][0].Tokens[0] == checked {
+		k++
+	}
+	if k == len(batches) {
+		t.Fatalf("%d micro-batches", len(batches))
+	}
+	bad := batches[k][0]
+	bad.Tokens[len(bad.Tokens)-1] = 1000
+	_, err := Run(context.Background(), newMicro(t, Config{}), seqs, opts)
+	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("micro-batch %d:", k+1)) || !strings.Contains(err.Error(), "outside the vocabulary") ||
+		!strings.Contains(err.Error(), fmt.Sprintf("the %d steps before it are in the checkpoint", k)) {
+		t.Fatalf("want micro-batch %d's error and a checkpoint of %d steps, got %v", k+1, k, err)
+	}
+	var at cursor
+	if err := newMicro(t, Config{}).LoadCheckpoint(filepath.Join(opts.CheckpointDir, CheckpointFile), &at); err != nil || at != (cursor{0, k}) {
+		t.Fatalf("checkpoint at %+v (%v), want micro-batch %d of the first epoch", at, err, k+1)
 	}
 }

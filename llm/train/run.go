@@ -76,6 +76,20 @@ type cursor struct {
 
 // microBatches splits the sequences, shuffled for the epoch, into
 // micro-batches of up to budget tokens.
+// longestBatch is the micro-batch holding the longest sequence.
+func longestBatch(batches [][]Sequence) []Sequence {
+	var best []Sequence
+	longest := -1
+	for _, b := range batches {
+		for _, s := range b {
+			if len(s.Tokens) > longest {
+				best, longest = b, len(s.Tokens)
+			}
+		}
+	}
+	return best
+}
+
 func microBatches(seqs []Sequence, budget int, seed uint64, epoch int) [][]Sequence {
 	order := rand.New(rand.NewPCG(seed, uint64(epoch))).Perm(len(seqs))
 	var batches [][]Sequence
@@ -152,6 +166,12 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 		return t.SaveCheckpoint(ckpt, c)
 	}
 
+	// The micro-batch with the longest sequence needs the most memory
+	// for attention: a budget it does not fit fails now, not hours in.
+	if err := t.CheckMemory(longestBatch(microBatches(seqs, o.BatchTokens, o.Seed, at.Epoch))); err != nil {
+		return RunResult{}, fmt.Errorf("the micro-batch with the longest sequence: %w", err)
+	}
+
 	var res RunResult
 	start := time.Now()
 	var doneTokens int64
@@ -180,7 +200,16 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 				r, err := t.Accumulate(mb, o.Loss)
 				if err != nil {
 					t.ZeroGrad()
-					return res, fmt.Errorf("epoch %d, micro-batch %d: %w", epoch+1, b+1, err)
+					err = fmt.Errorf("epoch %d, micro-batch %d: %w", epoch+1, b+1, err)
+					// The steps taken so far are kept for a run resumed
+					// with other settings.
+					if ckpt != "" && res.Steps > 0 {
+						if serr := save(cursor{epoch, b}); serr != nil {
+							return res, fmt.Errorf("%w; the checkpoint failed too: %v", err, serr)
+						}
+						return res, fmt.Errorf("%w; the %d steps before it are in the checkpoint %s, to continue with other settings", err, t.step, ckpt)
+					}
+					return res, err
 				}
 				loss += r.Loss / float64(end-b)
 				tokens += r.Tokens

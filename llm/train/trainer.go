@@ -513,6 +513,25 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 	return res, nil
 }
 
+// CheckMemory builds the training graph of the micro-batch seqs, as
+// Accumulate would, and returns the error Accumulate would give for its
+// memory (over the budget even with gradient checkpointing) without
+// computing anything: a run can find a micro-batch that does not fit
+// before it has trained for an hour.
+func (t *Trainer) CheckMemory(seqs []Sequence) error {
+	p, err := pack(seqs, t.cfg.RowTokens, t.cfg.Context, t.h.Vocab)
+	if err != nil {
+		return err
+	}
+	mode := graphMode{train: true, checkpoint: t.cfg.Checkpointing == "on", dropout: !t.cfg.Full && t.cfg.LoRA.Dropout > 0}
+	g, err := t.fittingGraph(p, mode)
+	if err != nil {
+		return err
+	}
+	g.free()
+	return nil
+}
+
 // fittingGraph builds the graph of micro-batch p in the given mode and,
 // when a memory budget is set, checks that its activations fit, switching
 // to gradient checkpointing where that is allowed and makes them fit.
