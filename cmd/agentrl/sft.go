@@ -62,7 +62,7 @@ func trainFlags(lr float64, epochs int) []cli.Flag {
 		&cli.Float64Flag{Name: "weight-decay", Usage: "AdamW weight decay"},
 		&cli.Float64Flag{Name: "clip", Value: 1, Usage: "clip the gradient norm to this value (0: off)"},
 		&cli.IntFlag{Name: "ctx", Usage: "longest sequence in tokens (0: the model's context)"},
-		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none; default on the CPU: half the memory available at the start); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or refused before the first step"},
+		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none; default on the CPU under Linux: half the memory available at the start); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or refused before the first step"},
 		&cli.StringFlag{Name: "grad-checkpointing", Value: "auto", Usage: "recompute each layer's activations in the backward pass to save memory: auto (when --memory-budget needs it), on or off"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the LoRA initialisation, dropout and shuffling"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},
