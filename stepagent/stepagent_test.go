@@ -234,9 +234,19 @@ func TestStepAgentRaisesAgreement(t *testing.T) {
 		t.Logf("cycle %d: agreement %.2f (samples %.2f), expert log-likelihood %.3f, pairs %.0f, loss %.4f",
 			m.Iteration, m.Metrics["step_agreement"], m.Metrics["sample_agreement"], m.Metrics["expert_loglik"], m.Metrics["pairs"], m.Loss)
 	}
-	// Means of the first and last two cycles, each over 8 inspected steps.
-	mean := func(ms []rl.Metrics, key string) float64 { return (ms[0].Metrics[key] + ms[1].Metrics[key]) / 2 }
-	first, last := ms[:2], ms[len(ms)-2:]
+	// Cycle 1 inspects the warm-started policy, before any update; each
+	// cycle inspects other expert steps (8 of them), so the last three
+	// cycles are averaged. (The agent's sampled actions, and with them the
+	// updates, depend on how the engine's batches happened to form, so a
+	// run's figures vary from machine to machine.)
+	mean := func(ms []rl.Metrics, key string) float64 {
+		sum := 0.0
+		for _, m := range ms {
+			sum += m.Metrics[key]
+		}
+		return sum / float64(len(ms))
+	}
+	first, last := ms[:1], ms[len(ms)-3:]
 	if mean(last, "expert_loglik") < mean(first, "expert_loglik")+0.5 {
 		t.Fatalf("expert log-likelihood %.3f -> %.3f: did not rise", mean(first, "expert_loglik"), mean(last, "expert_loglik"))
 	}
