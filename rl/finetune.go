@@ -57,10 +57,7 @@ func (r *Run) FineTune(ctx context.Context, what string, demos []train.Sequence,
 	// Minibatches deals the sequences into at most one group each.
 	perEpoch := max(1, min(totalTokens(demos)/s.BatchTokens, len(demos)))
 	total := s.Epochs * perEpoch
-	p, err := r.resumeFineTune(fineTuneProgress{What: what, Iteration: it, Config: s, Data: digest(demos)})
-	if err != nil {
-		return err
-	}
+	p := r.resumeFineTune(fineTuneProgress{What: what, Iteration: it, Config: s, Data: digest(demos)})
 	done, doneTokens, savedSteps := p.Steps, p.Tokens, p.Steps
 	start, saved, logged := time.Now(), time.Now(), time.Now()
 	save := func() error {
@@ -118,29 +115,29 @@ func (r *Run) FineTune(ctx context.Context, what string, demos []train.Sequence,
 // checkpoint when it is of this fine-tuning (the trainer's active adapter
 // and optimiser then restored from it, and the run's counters advanced by
 // its steps), a fresh start otherwise.
-func (r *Run) resumeFineTune(fresh fineTuneProgress) (fineTuneProgress, error) {
+func (r *Run) resumeFineTune(fresh fineTuneProgress) fineTuneProgress {
 	path := filepath.Join(r.Dir, fineTuneFile)
 	if _, err := os.Stat(path); errors.Is(err, os.ErrNotExist) {
-		return fresh, nil
+		return fresh
 	}
 	var p fineTuneProgress
 	if err := train.ReadCheckpointExtra(path, &p); err != nil {
 		r.logf("%s: the fine-tuning checkpoint cannot be read (%v); starting over", fresh.What, err)
-		return fresh, nil
+		return fresh
 	}
 	if p.What != fresh.What || p.Iteration != fresh.Iteration || p.Config != fresh.Config || p.Data != fresh.Data {
 		r.logf("%s: the fine-tuning checkpoint is of other data or settings (%s of iteration %d); starting over", fresh.What, p.What, p.Iteration)
-		return fresh, nil
+		return fresh
 	}
 	if err := r.Trainer.LoadCheckpoint(path, nil); err != nil {
 		// Nothing changed in the trainer.
 		r.logf("%s: the fine-tuning checkpoint cannot be loaded (%v); starting over", fresh.What, err)
-		return fresh, nil
+		return fresh
 	}
 	r.State.GradSteps += int64(p.Steps)
 	r.State.TrainTokens += int64(p.Tokens)
 	r.logf("%s: continuing after step %d from its checkpoint", fresh.What, p.Steps)
-	return p, nil
+	return p
 }
 
 // saveFineTune checkpoints the active adapter with the progress, through

@@ -74,8 +74,6 @@ type cursor struct {
 	Batch int `json:"batch"`
 }
 
-// microBatches splits the sequences, shuffled for the epoch, into
-// micro-batches of up to budget tokens.
 // longestBatch is the micro-batch holding the longest sequence.
 func longestBatch(batches [][]Sequence) []Sequence {
 	var best []Sequence
@@ -90,6 +88,8 @@ func longestBatch(batches [][]Sequence) []Sequence {
 	return best
 }
 
+// microBatches splits the sequences, shuffled for the epoch, into
+// micro-batches of up to budget tokens.
 func microBatches(seqs []Sequence, budget int, seed uint64, epoch int) [][]Sequence {
 	order := rand.New(rand.NewPCG(seed, uint64(epoch))).Perm(len(seqs))
 	var batches [][]Sequence

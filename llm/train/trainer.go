@@ -420,17 +420,7 @@ type runResult struct {
 // base leaves the adapter out of a forward-only pass.
 func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error) {
 	train := loss != nil
-	p, err := pack(seqs, t.cfg.RowTokens, t.cfg.Context, t.h.Vocab)
-	if err != nil {
-		return nil, err
-	}
-	if int64(len(p.out))*int64(t.h.Vocab) > math.MaxInt32 {
-		// ggml indexes the logits with 32-bit integers.
-		return nil, fmt.Errorf("%d scored tokens x a vocabulary of %d exceed 2^31 logits: split the micro-batch", len(p.out), t.h.Vocab)
-	}
-	dropout := train && !t.cfg.Full && t.cfg.LoRA.Dropout > 0
-	mode := graphMode{train: train, checkpoint: train && t.cfg.Checkpointing == "on", dropout: dropout, base: base}
-	g, err := t.fittingGraph(p, mode)
+	p, g, err := t.microBatchGraph(seqs, train, base)
 	if err != nil {
 		return nil, err
 	}
@@ -449,9 +439,7 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 		}
 	}
 	g.outIdx.SetInt32(p.out, 0)
-	if dropout {
-		t.fillDropout(g.drops)
-	}
+	t.fillDropout(g.drops) // none unless training with dropout
 	g.targets.SetInt32(p.target, 0)
 	first := g.all
 	if train {
@@ -519,17 +507,29 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 // computing anything: a run can find a micro-batch that does not fit
 // before it has trained for an hour.
 func (t *Trainer) CheckMemory(seqs []Sequence) error {
-	p, err := pack(seqs, t.cfg.RowTokens, t.cfg.Context, t.h.Vocab)
-	if err != nil {
-		return err
-	}
-	mode := graphMode{train: true, checkpoint: t.cfg.Checkpointing == "on", dropout: !t.cfg.Full && t.cfg.LoRA.Dropout > 0}
-	g, err := t.fittingGraph(p, mode)
+	_, g, err := t.microBatchGraph(seqs, true, false)
 	if err != nil {
 		return err
 	}
 	g.free()
 	return nil
+}
+
+// microBatchGraph packs the micro-batch seqs and builds its graph for
+// training (train) or log-probabilities, of the base alone (base) or
+// with the adapter, within the memory budget.
+func (t *Trainer) microBatchGraph(seqs []Sequence, train, base bool) (*packed, *graph, error) {
+	p, err := pack(seqs, t.cfg.RowTokens, t.cfg.Context, t.h.Vocab)
+	if err != nil {
+		return nil, nil, err
+	}
+	if int64(len(p.out))*int64(t.h.Vocab) > math.MaxInt32 {
+		// ggml indexes the logits with 32-bit integers.
+		return nil, nil, fmt.Errorf("%d scored tokens x a vocabulary of %d exceed 2^31 logits: split the micro-batch", len(p.out), t.h.Vocab)
+	}
+	dropout := train && !t.cfg.Full && t.cfg.LoRA.Dropout > 0
+	g, err := t.fittingGraph(p, graphMode{train: train, checkpoint: train && t.cfg.Checkpointing == "on", dropout: dropout, base: base})
+	return p, g, err
 }
 
 // fittingGraph builds the graph of micro-batch p in the given mode and,
