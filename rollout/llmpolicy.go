@@ -71,14 +71,12 @@ func DefaultActionSampling() llm.Sampling {
 	return s
 }
 
-// Act implements Policy.
+// Act implements Policy. A request whose conversation cannot fit the
+// context is answered with Response.ContextFull; the others are generated.
 func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error) {
-	reqs := make([]llm.GenerateRequest, len(batch))
-	type prompt struct {
-		tokens  []int32
-		dropped int
-	}
-	prompts := make([]prompt, len(batch))
+	out := make([]Response, len(batch))
+	reqs := make([]llm.GenerateRequest, 0, len(batch))
+	served := make([]int, 0, len(batch)) // batch index of each of reqs
 	for i, r := range batch {
 		slot := p.slot(r.Slot)
 		droppedBefore := 0
@@ -86,24 +84,42 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error
 			droppedBefore = slot.dropped
 		}
 		tokens, dropped, err := p.Prompt(r.Messages, droppedBefore)
+		var full *ContextFullError
+		if errors.As(err, &full) {
+			out[i].ContextFull = fmt.Errorf("%s: %w", r.Env, err)
+			continue
+		}
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", r.Env, err)
 		}
 		slot.episode, slot.messages, slot.dropped = r.Episode, len(r.Messages), dropped
-		reqs[i] = llm.GenerateRequest{Tokens: tokens, Session: slot.session, Stream: uint64(r.Episode)}
-		prompts[i] = prompt{tokens, dropped}
+		reqs = append(reqs, llm.GenerateRequest{Tokens: tokens, Session: slot.session, Stream: uint64(r.Episode)})
+		served = append(served, i)
+		out[i] = Response{PromptTokenIDs: tokens, DroppedMessages: dropped}
+	}
+	if len(reqs) == 0 {
+		return out, nil
 	}
 	res, err := p.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: p.Adapters})
 	if err != nil {
 		return nil, err
 	}
-	out := make([]Response, len(batch))
-	for i, r := range res {
-		c := r[0]
-		out[i] = Response{Text: c.Text, TokenIDs: c.Tokens, LogProbs: c.LogProbs,
-			PromptTokenIDs: prompts[i].tokens, DroppedMessages: prompts[i].dropped}
+	for k, i := range served {
+		c := res[k][0]
+		out[i].Text, out[i].TokenIDs, out[i].LogProbs = c.Text, c.Tokens, c.LogProbs
 	}
 	return out, nil
+}
+
+// ContextFullError is Prompt's error for a conversation that cannot fit
+// the context even with only the system message and the latest
+// observation kept.
+type ContextFullError struct {
+	Tokens, Budget, ActionTokens int
+}
+
+func (e *ContextFullError) Error() string {
+	return fmt.Sprintf("the prompt takes %d tokens, more than the %d the context leaves after %d for the action", e.Tokens, e.Budget, e.ActionTokens)
 }
 
 // Prompt renders a conversation as prompt tokens that leave room for
@@ -172,5 +188,5 @@ func (p *LLMPolicy) Prompt(msgs []chat.Message, droppedBefore int) (tokens []int
 			return tokens, len(msgs) - len(kept), err
 		}
 	}
-	return nil, 0, fmt.Errorf("the prompt takes %d tokens, more than the %d the context leaves after %d for the action", len(tokens), budget, p.Sampling.MaxTokens)
+	return nil, 0, &ContextFullError{Tokens: len(tokens), Budget: budget, ActionTokens: p.Sampling.MaxTokens}
 }

@@ -3,9 +3,11 @@ package rollout
 import (
 	"context"
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/agentrl/agentrl/chat"
@@ -207,5 +209,90 @@ func TestSessionsDoNotChangeRollouts(t *testing.T) {
 	t.Logf("prompt tokens evaluated: %d with sessions (%d reused), %d without", cached.PromptTokens, cached.CachedTokens, plain.PromptTokens)
 	if cached.PromptTokens >= plain.PromptTokens/2 {
 		t.Fatalf("sessions evaluated %d prompt tokens, re-evaluating %d: too little reuse", cached.PromptTokens, plain.PromptTokens)
+	}
+}
+
+// wordyEnv never ends before its step limit; its observations grow with
+// the step by words words each, starting at first words.
+type wordyEnv struct {
+	first, words, step int
+}
+
+func (w *wordyEnv) Spec() envs.Spec {
+	return envs.Spec{Name: "wordy", Instruction: "Say anything.", MaxSteps: 6, RewardMax: 1, Splits: envs.Splits}
+}
+
+func (w *wordyEnv) observation() string {
+	return strings.TrimSpace(strings.Repeat("word ", w.first+w.step*w.words))
+}
+
+func (w *wordyEnv) Reset(envs.Split, int64) (string, error) {
+	w.step = 0
+	return w.observation(), nil
+}
+
+func (w *wordyEnv) Step(string) (envs.StepResult, error) {
+	w.step++
+	return envs.StepResult{Observation: w.observation(), Info: envs.Info{ValidAction: true}}, nil
+}
+
+func (w *wordyEnv) AvailableActions() []string { return nil }
+
+// TestContextFullEndsOnlyItsEpisode runs three episodes in one batch: one
+// whose first prompt cannot fit the context fails, one whose observations
+// outgrow it is cut short as truncated, and one that fits plays to its
+// step limit.
+func TestContextFullEndsOnlyItsEpisode(t *testing.T) {
+	const ctxTokens = 256
+	e := newEngine(t, llm.EngineOptions{Parallel: 3, Context: ctxTokens})
+	s := DefaultActionSampling()
+	s.MaxTokens, s.Seed = 8, 1
+	policy := &LLMPolicy{Engine: e, Sampling: s}
+	defer policy.Close()
+	var made int
+	var mu sync.Mutex
+	shapes := []wordyEnv{{first: 400}, {first: 5, words: 80}, {first: 5}}
+	factory := func() envs.Env {
+		mu.Lock()
+		defer mu.Unlock()
+		made++
+		w := shapes[(made-1)%len(shapes)]
+		return &w
+	}
+	trajs, err := Run(context.Background(), Config{NewEnv: factory, Parallel: 3, Episodes: 3, Split: envs.Test}, policy)
+	if err != nil {
+		t.Fatalf("one episode's context should not stop the run: %v", err)
+	}
+	byShape := map[string]*Trajectory{}
+	for i := range trajs {
+		tr := &trajs[i]
+		if err := tr.Validate(); err != nil {
+			t.Fatalf("episode %d: %v", i, err)
+		}
+		switch {
+		case tr.Error != "":
+			byShape["first prompt too long"] = tr
+		case tr.ContextFull != "":
+			byShape["outgrew the context"] = tr
+		default:
+			byShape["fits"] = tr
+		}
+	}
+	if len(byShape) != 3 {
+		t.Fatalf("want one episode of each kind, got %v", slices.Collect(maps.Keys(byShape)))
+	}
+	if tr := byShape["first prompt too long"]; len(tr.Steps) != 0 || !strings.Contains(tr.Error, "step 1: wordy: the prompt takes") {
+		t.Fatalf("first prompt beyond the context: %d steps, error %q", len(tr.Steps), tr.Error)
+	}
+	if tr := byShape["outgrew the context"]; !tr.Truncated || len(tr.Steps) == 0 || len(tr.Steps) >= 6 || tr.Success ||
+		!strings.Contains(tr.ContextFull, fmt.Sprintf("step %d: wordy: the prompt takes", len(tr.Steps)+1)) {
+		t.Fatalf("conversation beyond the context: %d steps, truncated %v, context_full %q", len(tr.Steps), tr.Truncated, tr.ContextFull)
+	}
+	if tr := byShape["fits"]; len(tr.Steps) != 6 || !tr.Truncated {
+		t.Fatalf("the episode that fits played %d steps (truncated %v), want the limit of 6", len(tr.Steps), tr.Truncated)
+	}
+	sum := Summarize(trajs)
+	if sum.Errors != 1 || sum.ContextFull != 1 || sum.Episodes != 2 || sum.SuccessRate != 0 {
+		t.Fatalf("summary %+v: want 1 error, 1 cut short by the context, 2 episodes in the means", sum)
 	}
 }

@@ -52,6 +52,12 @@ type Response struct {
 	// context; training reuses them instead of tokenising again.
 	PromptTokenIDs  []int32
 	DroppedMessages int
+	// ContextFull, when set, says why the policy could not act on this
+	// request: its conversation does not fit the model's context even with
+	// the history left out. The runner ends the episode there, as a step
+	// limit would (a first turn that cannot fit fails its episode), and the
+	// other requests of the batch go on.
+	ContextFull error
 }
 
 // Policy chooses actions. Act receives every environment that is waiting

@@ -421,6 +421,16 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 			if resp, ok = <-w.reply; !ok {
 				return nil, errAborted
 			}
+			if resp.ContextFull != nil {
+				if len(t.Steps) == 0 {
+					// Nothing to learn from or score: the task does not
+					// fit this policy's context at all.
+					t.Error = fmt.Sprintf("step 1: %v", resp.ContextFull)
+					return t, nil
+				}
+				t.ContextFull = fmt.Sprintf("step %d: %v", len(t.Steps)+1, resp.ContextFull)
+				break
+			}
 		}
 		var res envs.StepResult
 		var err error

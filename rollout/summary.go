@@ -10,10 +10,15 @@ import (
 // error (SE), the standard deviation over episodes divided by the square
 // root of their number; it is 0 with fewer than two episodes.
 type Summary struct {
-	// Episodes counts the episodes that ran without an environment error;
-	// the statistics are over those. Errors counts the others.
+	// Episodes counts the episodes that ran without an error (of the
+	// environment, or a first prompt beyond the policy's context); the
+	// statistics are over those. Errors counts the others.
 	Episodes int `json:"episodes"`
 	Errors   int `json:"errors"`
+	// ContextFull counts the episodes cut short because their conversation
+	// outgrew the policy's context; they are in the statistics, as the
+	// failures to finish that they are.
+	ContextFull int `json:"context_full"`
 
 	SuccessRate   float64 `json:"success_rate"`
 	SuccessRateSE float64 `json:"success_rate_se"`
@@ -31,8 +36,8 @@ type Summary struct {
 }
 
 // Summarize computes the statistics of ts. Episodes that ended in an
-// environment error are counted in Errors and left out of the means: they
-// measure the environment, not the policy.
+// error are counted in Errors and left out of the means: they measure the
+// environment or the setup, not the policy.
 func Summarize(ts []Trajectory) Summary {
 	var success, ret, score, steps []float64
 	var s Summary
@@ -42,6 +47,9 @@ func Summarize(ts []Trajectory) Summary {
 		if t.Error != "" {
 			s.Errors++
 			continue
+		}
+		if t.ContextFull != "" {
+			s.ContextFull++
 		}
 		success = append(success, boolFloat(t.Success))
 		ret = append(ret, t.Return)

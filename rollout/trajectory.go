@@ -61,8 +61,11 @@ type Trajectory struct {
 	// NumSteps equals len(Steps); it is stored for readers that skip steps.
 	NumSteps int `json:"num_steps"`
 	// Truncated is true when the episode hit the step limit before the
-	// environment ended it.
+	// environment ended it, or ran out of the policy's context.
 	Truncated bool `json:"truncated"`
+	// ContextFull is set when the episode was truncated because its
+	// conversation no longer fitted the policy's context, and says why.
+	ContextFull string `json:"context_full,omitempty"`
 	// Error is set when the environment failed (e.g. a remote server went
 	// down); the steps before the failure are kept.
 	Error string `json:"error,omitempty"`

@@ -13,6 +13,10 @@
 #   MODEL [smollm2-135m]  ENVS [math math-calc twentyq webshop tauretail alfworld]
 #   EPISODES [100]  DEMOS [200]  SFT_STEPS [40]  BATCH_TOKENS [4096]
 #   THREADS [1]  MAX_STEPS [0: the environment's]  AGENTRL [bin/agentrl]
+#   TAURETAIL_CTX [4096]: the evaluation context for tauretail, whose tool
+#   results make a prompt of the system message and the latest observation
+#   alone longer than the model's default 2048 (the other environments use
+#   that default)
 # One thread is the robust choice on a shared machine (ggml's threads spin
 # while they wait for each other).
 set -eu
@@ -27,6 +31,7 @@ sft_steps=${SFT_STEPS:-40}
 batch_tokens=${BATCH_TOKENS:-4096}
 threads=${THREADS:-1}
 max_steps=${MAX_STEPS:-0}
+tauretail_ctx=${TAURETAIL_CTX:-4096}
 
 [ -x "$agentrl" ] || { echo "smollm2-baseline: $agentrl not found (make build)" >&2; exit 1; }
 command -v python3 >/dev/null || { echo "smollm2-baseline: python3 is needed for the table" >&2; exit 1; }
@@ -53,7 +58,9 @@ for env in $envs; do
 	mkdir -p "$dir"
 	tokens=64
 	[ "$env" = math ] && tokens=256
-	eval_args="--policy model --model $model --split test --episodes $episodes --parallel 32 --max-steps $max_steps --max-tokens $tokens --temperature 0 --threads $threads --json"
+	ctx=0
+	[ "$env" = tauretail ] && ctx=$tauretail_ctx
+	eval_args="--policy model --model $model --split test --episodes $episodes --parallel 32 --ctx $ctx --max-steps $max_steps --max-tokens $tokens --temperature 0 --threads $threads --json"
 	# shellcheck disable=SC2086 # eval_args is a list of words
 	run "$dir/zero-shot.json" "$agentrl" envs eval "$env" $eval_args --out "$dir/zero-shot.jsonl"
 	if [ ! -s "$dir/demos.jsonl" ]; then

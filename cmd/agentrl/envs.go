@@ -463,7 +463,7 @@ func runEnvsEval(c *cli.Context) error {
 
 func printSummary(w io.Writer, env string, cfg rollout.Config, policy string, s rollout.Summary) {
 	fmt.Fprintf(w, "%s, %s split, seeds %d-%d, %s policy\n", env, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, policy)
-	fmt.Fprintf(w, "episodes         %d (%d failed with an environment error)\n", s.Episodes, s.Errors)
+	fmt.Fprintf(w, "episodes         %d (%d failed with an error; %d cut short by the context)\n", s.Episodes, s.Errors, s.ContextFull)
 	fmt.Fprintf(w, "success rate     %.3f ± %.3f\n", s.SuccessRate, s.SuccessRateSE)
 	fmt.Fprintf(w, "mean return      %.3f ± %.3f\n", s.MeanReturn, s.MeanReturnSE)
 	fmt.Fprintf(w, "mean score       %.3f ± %.3f\n", s.MeanScore, s.MeanScoreSE)
