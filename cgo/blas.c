@@ -12,6 +12,7 @@ typedef void (*sgemm_fn)(int order, int trans_a, int trans_b, int m, int n, int 
                          float beta, float *c, int ldc);
 
 static sgemm_fn sgemm;
+static const char *kernels;
 
 int agentrl_blas_open(const char *path, char *err, size_t err_len) {
     void *lib = dlopen(path, RTLD_NOW | RTLD_LOCAL);
@@ -48,9 +49,13 @@ int agentrl_blas_open(const char *path, char *err, size_t err_len) {
     if (blis_set_threads != NULL) {
         blis_set_threads(1);
     }
+    char *(*corename)(void) = (char *(*)(void))dlsym(lib, "openblas_get_corename");
+    kernels = corename != NULL ? corename() : NULL;
     sgemm = f;
     return 0;
 }
+
+const char *agentrl_blas_kernels(void) { return kernels; }
 
 // The range [*from, *to) of n items that thread ith of nth takes.
 static void share(int64_t n, int ith, int nth, int64_t *from, int64_t *to) {

@@ -13,6 +13,10 @@
 // or -1 with a message in err.
 int agentrl_blas_open(const char *path, char *err, size_t err_len);
 
+// The kernel family the opened library chose for this CPU (OpenBLAS's
+// core name, e.g. "SkylakeX"), or NULL where the library does not say.
+const char *agentrl_blas_kernels(void);
+
 // ggml_custom_op_t kernels. dst->src[0] and dst->src[1] are the operands,
 // F32 with unit-stride rows; dst is contiguous F32.
 //   mul_mat:   dst[i, j] = sum_l a[l, i] * b[l, j]  (ggml_mul_mat)

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
 	"runtime"
 	"strings"
 	"testing"
@@ -143,5 +144,23 @@ func TestOpenBLASErrors(t *testing.T) {
 		if err := openBLAS("libc.so.6"); err == nil || !strings.Contains(err.Error(), "no cblas_sgemm") {
 			t.Errorf("opening a library without CBLAS: %v", err)
 		}
+	}
+}
+
+// TestOpenBLASRunsTheChosenKernels checks that the kernel family chosen
+// for this CPU (or set by the user) is the one OpenBLAS runs: the choice
+// must be made before the library loads.
+func TestOpenBLASRunsTheChosenKernels(t *testing.T) {
+	requireBLAS(t)
+	got := BLASKernels()
+	if got == "" {
+		t.Skip("the library does not name its kernels (not OpenBLAS)")
+	}
+	want := os.Getenv(openBLASCoreType)
+	if want == "" {
+		t.Skipf("no kernel family to choose on this CPU (%s)", runtime.GOARCH)
+	}
+	if !strings.EqualFold(got, want) {
+		t.Fatalf("OpenBLAS runs its %s kernels, but %s=%s", got, openBLASCoreType, want)
 	}
 }

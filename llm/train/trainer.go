@@ -304,6 +304,9 @@ func (t *Trainer) ActivationBytes() int64 { return t.peak }
 func (t *Trainer) MatrixProducts() string {
 	if t.net.blas {
 		name, _ := cgo.BLAS()
+		if k := cgo.BLASKernels(); k != "" {
+			name += " (" + k + " kernels)"
+		}
 		return name
 	}
 	return "ggml"
