@@ -42,6 +42,9 @@ func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature fl
 		return nil, fmt.Errorf("iteration %d: every one of %d episodes failed; the first: %s", it, len(trajs), trajs[0].Error)
 	}
 	sum := rollout.Summarize(ok)
+	if sum.ContextFull > 0 {
+		r.metrics.Metrics["context_full"] += float64(sum.ContextFull)
+	}
 	r.metrics.Episodes = len(ok)
 	r.metrics.Reward, r.metrics.Success, r.metrics.Score, r.metrics.Invalid = sum.MeanReturn, sum.SuccessRate, sum.MeanScore, sum.InvalidActionRate
 	r.State.RolloutTokens += st.GeneratedTokens

@@ -225,3 +225,37 @@ func TestWarmStartReference(t *testing.T) {
 		t.Fatalf("reference log-probs %v, want %v; active adapter %s", got[0], want[0], r.Trainer.ActiveAdapter())
 	}
 }
+
+// longWinded is letters with a second step whose observation alone is
+// longer than the tests' 256-token context.
+type longWinded struct{ letters }
+
+func (l *longWinded) Spec() envs.Spec {
+	s := l.letters.Spec()
+	s.MaxSteps = 2
+	return s
+}
+
+func (l *longWinded) Step(text string) (envs.StepResult, error) {
+	res, err := l.letters.Step(text)
+	res.Done, res.Info.Success = false, false
+	res.Observation = strings.Repeat("and then ", 400)
+	return res, err
+}
+
+// TestContextFullEpisodesAreTrainedAndCounted: episodes whose
+// conversation outgrows rollout.context end there, as truncated, and the
+// iteration trains on their first steps and counts them.
+func TestContextFullEpisodesAreTrainedAndCounted(t *testing.T) {
+	cfg := lettersConfig("grpo", 1)
+	dir := t.TempDir()
+	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &longWinded{} }})
+	if err != nil {
+		t.Fatalf("episodes cut short by the context should not stop the run: %v", err)
+	}
+	m := readMetrics(t, dir)[0]
+	if m.Metrics["context_full"] != 32 || m.Failed != 0 || m.Episodes != 32 || m.EnvSteps != 32 || m.GradSteps == 0 {
+		t.Fatalf("iteration metrics: context_full %v, failed %d, episodes %d, env steps %d, grad steps %d; want 32 episodes of one step each, all cut short, trained on",
+			m.Metrics["context_full"], m.Failed, m.Episodes, m.EnvSteps, m.GradSteps)
+	}
+}
