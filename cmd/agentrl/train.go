@@ -189,9 +189,9 @@ func evalCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "%s on %s %s: success %.3f ± %.3f, score %.3f ± %.3f, steps %.2f, invalid actions %.3f (%d episodes, %d failed)\n",
+			fmt.Fprintf(c.App.Writer, "%s on %s %s: success %.3f ± %.3f, score %.3f ± %.3f, steps %.2f, invalid actions %.3f (%d episodes, %d failed, %d cut short by the context)\n",
 				dir, cfg.Env, split, sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.MeanScoreSE, sum.MeanSteps,
-				sum.InvalidActionRate, sum.Episodes, sum.Errors)
+				sum.InvalidActionRate, sum.Episodes, sum.Errors, sum.ContextFull)
 			return nil
 		},
 	}
