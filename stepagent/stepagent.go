@@ -119,7 +119,6 @@ func run(ctx context.Context, r *rl.Run) error {
 		m.Metrics["expert_loglik"] = meanTokenLogProb(expertSeqs, expertLP)
 		m.Metrics["steps"] = float64(len(steps))
 		m.Metrics["skipped_steps"] = float64(skipped)
-		m.Success, m.Score = greedyAgree, sampleAgree
 		secs := r.EndPhase("rollout")
 		r.Logf("cycle %d/%d inspection: %d trajectories, %d steps x %d samples in %.1fs; step agreement %.3f (samples %.3f), expert log-likelihood %.3f per token",
 			cycle, r.Config.Iterations, len(trajs), len(steps), c.Samples, secs, greedyAgree, sampleAgree, m.Metrics["expert_loglik"])

@@ -79,7 +79,7 @@ func runReport(c *cli.Context) error {
 	for _, g := range t.Groups {
 		envs[g.Env], algorithms[g.Algorithm] = true, true
 	}
-	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs, %d environments, %d algorithms; %d runs missing from the comparison on %s; %d curve figures\n",
+	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs, %d environments, %d algorithms; %d runs missing from the comparison on %s; %d figures\n",
 		out, len(runs), len(envs), len(algorithms), len(t.Missing), t.Split, len(curves))
 	return nil
 }

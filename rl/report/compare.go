@@ -138,9 +138,9 @@ func Compare(runs []Run, split string) Table {
 				continue
 			}
 			g.Finished++
-			// Runs that play no training episodes (SFT) have no
-			// training success to report.
-			if last, ok := r.Last(); ok && last.Episodes > 0 {
+			// Runs that play no training episodes (SFT, StepAgent) have
+			// no training success to report.
+			if last, ok := r.Last(); ok && playedEpisodes(last) {
 				train = append(train, last.Success)
 			}
 			ev, ok := r.Evals[split]
@@ -176,8 +176,9 @@ type Options struct {
 	Title string
 	// FigureDir is the directory of the curve figures, relative to the
 	// markdown file's directory ("." for beside it); empty means no
-	// figures. The figure of env is FigureDir/CurvesFile(FigurePrefix, env),
-	// which the caller writes with Curves.
+	// figures. The figures of env are FigureDir/CurvesFile(FigurePrefix,
+	// env) and FigureDir/AgreementFile(FigurePrefix, env), which the caller
+	// writes with WriteCurves and WriteAgreement.
 	FigureDir string
 	// FigurePrefix starts the curve figures' file names, e.g. "report-".
 	FigurePrefix string
@@ -185,8 +186,9 @@ type Options struct {
 
 // WriteMarkdown writes a comparison of runs as markdown: one table per env
 // with a row per algorithm (mean ± standard deviation over seeds), the
-// training curves when opts.FigureDir is set, then the runs whose results
-// are missing and why.
+// training curves when opts.FigureDir is set, the step agreement by cycle
+// of runs that log it (StepAgent), then the runs whose results are missing
+// and why.
 func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 	t := Compare(runs, opts.Split)
 	title := opts.Title
@@ -219,6 +221,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 			link := path.Join(opts.FigureDir, CurvesFile(opts.FigurePrefix, env))
 			fmt.Fprintf(bw, "\n![training success on %s, mean over seeds](%s)\n", cell(orUnknown(env)), link)
 		}
+		writeAgreementTable(bw, runsOfEnv(runs, env), env, opts.FigureDir, opts.FigurePrefix)
 	}
 	fmt.Fprintf(bw, "\n## Missing\n\n")
 	if len(t.Missing) == 0 {
@@ -241,7 +244,7 @@ func WriteMarkdownFile(path string, runs []Run, opts Options) error {
 
 // hasCurve reports whether Curves draws a panel for these runs.
 func hasCurve(runs []Run) bool {
-	return slices.ContainsFunc(runs, func(r Run) bool { return len(r.Metrics) > 0 })
+	return slices.ContainsFunc(runs, func(r Run) bool { return slices.ContainsFunc(r.Metrics, playedEpisodes) })
 }
 
 // formatStat writes "mean ± std", "–" without data, and notes n when fewer

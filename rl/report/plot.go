@@ -27,9 +27,11 @@ import (
 //     the left one optimisation progress.
 //   - reward.png: the mean training reward against gradient steps.
 //   - loss.png: the loss and each named loss against gradient steps.
+//   - agreement.png (StepAgent runs): the step agreement and the expert
+//     actions' log-likelihood by cycle.
 //
 // A figure without data (a run that has not finished an iteration, a run
-// that logs no loss) is not written, and dir is only created when there is
+// that logs no loss, an SFT run not yet evaluated) is not written, and dir is only created when there is
 // something to write. Each file is replaced atomically, so a report read
 // while a run is being plotted never shows a truncated image.
 func Plot(run Run, dir string) error {
@@ -40,6 +42,7 @@ func Plot(run Run, dir string) error {
 		{"success.png", successFigure},
 		{"reward.png", rewardFigure},
 		{"loss.png", lossFigure},
+		{"agreement.png", agreementFigure},
 	}
 	for _, f := range figures {
 		plots, w, h := f.make(run)
@@ -159,28 +162,41 @@ func curvePanel(env string, runs []Run, colors map[string]int) *plot.Plot {
 	return p
 }
 
-// meanCurve averages the runs' training success by iteration index.
+// meanCurve averages the runs' training success by iteration index, over
+// the runs whose iteration played training episodes.
 func meanCurve(runs []Run) plotter.XYs {
 	var xys plotter.XYs
 	for i := 0; ; i++ {
 		var x, y float64
-		k := 0
+		k, reached := 0, false
 		for _, r := range runs {
 			if i < len(r.Metrics) {
-				x += r.Metrics[i].GradSteps
-				y += r.Metrics[i].Success
-				k++
+				reached = true
+				if it := r.Metrics[i]; playedEpisodes(it) {
+					x += it.GradSteps
+					y += it.Success
+					k++
+				}
 			}
 		}
-		if k == 0 {
+		if !reached {
 			return xys
 		}
-		xys = append(xys, plotter.XY{X: x / float64(k), Y: y / float64(k)})
+		if k > 0 {
+			xys = append(xys, plotter.XY{X: x / float64(k), Y: y / float64(k)})
+		}
 	}
 }
 
+// playedEpisodes reports whether the iteration played training episodes,
+// so that its success rate means something: SFT epochs and StepAgent
+// cycles play none.
+func playedEpisodes(it Iteration) bool { return it.Episodes > 0 }
+
 func successFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
-	if len(run.Metrics) == 0 {
+	evaluated := slices.ContainsFunc(run.Metrics, func(it Iteration) bool { return it.Eval != nil }) ||
+		(run.Finished() && len(run.Evals) > 0)
+	if len(run.Metrics) == 0 || !(evaluated || slices.ContainsFunc(run.Metrics, playedEpisodes)) {
 		return nil, 0, 0
 	}
 	byGrad := successPanel(run, "gradient steps", func(it Iteration) float64 { return it.GradSteps }, run.State.GradSteps)
@@ -195,17 +211,21 @@ func successPanel(run Run, xLabel string, x func(Iteration) float64, final float
 	p := newPlot(runTitle(run)+": success", xLabel, "success rate")
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = true, true
-	train := make(plotter.XYs, len(run.Metrics))
+	var train plotter.XYs
 	evals := map[string]plotter.XYs{}
-	for i, it := range run.Metrics {
-		train[i] = plotter.XY{X: x(it), Y: it.Success}
+	for _, it := range run.Metrics {
+		if playedEpisodes(it) {
+			train = append(train, plotter.XY{X: x(it), Y: it.Success})
+		}
 		if it.Eval != nil {
 			evals[it.Eval.Split] = append(evals[it.Eval.Split], plotter.XY{X: x(it), Y: it.Eval.Success})
 		}
 	}
 	n := 0
-	addLine(p, train, "training", n)
-	n++
+	if len(train) > 0 {
+		addLine(p, train, "training", n)
+		n++
+	}
 	for _, split := range sortedKeys(evals) {
 		addLine(p, evals[split], "eval ("+orUnknown(split)+")", n)
 		n++

@@ -62,7 +62,7 @@ func writeSweep(t *testing.T) string {
 	d = filepath.Join(root, "grpo-3")
 	writeFile(t, d, "config.yaml", cfg("grpo", "webshop", 3))
 	writeFile(t, d, "state.json", `{"iteration": 7, "iterations": 20, "env_steps": 700, "grad_steps": 28, "finished": false}`)
-	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "env_steps": 100, "grad_steps": 4, "success": 0.9}
+	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "env_steps": 100, "grad_steps": 4, "episodes": 16, "success": 0.9}
 `)
 
 	// sft seed 1 on webshop: config only.
@@ -284,7 +284,6 @@ func TestWriteMarkdown(t *testing.T) {
 		"| sft | tiny | 0 of 1 | – | – | – | – |\n",
 		"| sft | tiny | 1 | – | – | – | – |\n",
 		"](figs/report-curves-webshop.png)",
-		"](figs/report-curves-alfworld.png)",
 		"## Missing\n",
 		"- seed 3 of grpo on webshop: iteration 7 of 20 (`",
 		"- seed 1 of sft on webshop: not started (`",
@@ -293,6 +292,11 @@ func TestWriteMarkdown(t *testing.T) {
 		if !strings.Contains(md, want) {
 			t.Errorf("markdown lacks %q:\n%s", want, md)
 		}
+	}
+	// SFT plays no training episodes: alfworld, with only an SFT run, has
+	// no success curve.
+	if strings.Contains(md, "report-curves-alfworld.png") {
+		t.Errorf("alfworld's SFT-only section links a success curve:\n%s", md)
 	}
 	// The webshop table comes after the alfworld one, and its rows under
 	// its heading.
@@ -393,12 +397,13 @@ func TestWriteCurves(t *testing.T) {
 	_, runs := readSweep(t)
 	dir := t.TempDir()
 	// sft on webshop has not started, but grpo there has iterations, so
-	// both envs get a figure.
+	// webshop gets a figure; alfworld's one SFT run played no training
+	// episodes, so it does not.
 	paths, err := WriteCurves(runs, dir, "report-")
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join(dir, "report-curves-alfworld.png"), filepath.Join(dir, "report-curves-webshop.png")}
+	want := []string{filepath.Join(dir, "report-curves-webshop.png")}
 	if strings.Join(paths, " ") != strings.Join(want, " ") {
 		t.Fatalf("paths %v, want %v", paths, want)
 	}

@@ -7,8 +7,9 @@ import (
 
 // Write is the whole report of runs: each run's plots in its plots/
 // directory, the training curves of each env beside out (OUT-curves-ENV.png)
+// and its step-agreement curves where runs log them (OUT-agreement-ENV.png),
 // and the markdown comparison at out. It returns the comparison and the
-// curve files written.
+// figure files written.
 func Write(runs []Run, out string, opts Options) (Table, []string, error) {
 	for _, r := range runs {
 		if err := Plot(r, filepath.Join(r.Dir, "plots")); err != nil {
@@ -20,6 +21,11 @@ func Write(runs []Run, out string, opts Options) (Table, []string, error) {
 	if err != nil {
 		return Table{}, nil, err
 	}
+	agreement, err := WriteAgreement(runs, filepath.Dir(out), prefix)
+	if err != nil {
+		return Table{}, nil, err
+	}
+	curves = append(curves, agreement...)
 	opts.FigureDir, opts.FigurePrefix = ".", prefix
 	if opts.Split == "" {
 		opts.Split = DefaultSplit

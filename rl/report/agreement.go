@@ -1,0 +1,201 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"path"
+	"path/filepath"
+	"slices"
+
+	"gonum.org/v1/plot"
+	"gonum.org/v1/plot/plotter"
+	"gonum.org/v1/plot/vg"
+)
+
+// The per-cycle metrics of a StepAgent run (docs/stepagent.md), measured at
+// each cycle's inspection, before its reflection: cycle 1 measures the
+// starting policy. The claim under test is that they rise cycle by cycle.
+const (
+	stepAgreement   = "step_agreement"   // share of steps whose greedy action is the expert's
+	sampleAgreement = "sample_agreement" // share of sampled actions that are
+	expertLoglik    = "expert_loglik"    // mean log-probability per token of the expert's actions
+)
+
+// hasAgreement reports whether the run logs step agreement.
+func hasAgreement(r Run) bool {
+	return slices.ContainsFunc(r.Metrics, func(it Iteration) bool {
+		_, ok := it.Metrics[stepAgreement]
+		return ok
+	})
+}
+
+// cycleMean is a metric at one cycle, averaged over the seeds that logged it.
+type cycleMean struct {
+	Cycle int
+	Mean  float64
+	Seeds int
+}
+
+// meanByCycle averages the metric named key over the runs, cycle by cycle.
+func meanByCycle(runs []Run, key string) []cycleMean {
+	sums := map[int]*cycleMean{}
+	for _, r := range runs {
+		for _, it := range r.Metrics {
+			v, ok := it.Metrics[key]
+			if !ok {
+				continue
+			}
+			c := sums[it.Iteration]
+			if c == nil {
+				c = &cycleMean{Cycle: it.Iteration}
+				sums[it.Iteration] = c
+			}
+			c.Mean += v
+			c.Seeds++
+		}
+	}
+	out := make([]cycleMean, 0, len(sums))
+	for _, c := range sums {
+		c.Mean /= float64(c.Seeds)
+		out = append(out, *c)
+	}
+	slices.SortFunc(out, func(a, b cycleMean) int { return a.Cycle - b.Cycle })
+	return out
+}
+
+func cycleXYs(ms []cycleMean) plotter.XYs {
+	xys := make(plotter.XYs, len(ms))
+	for i, m := range ms {
+		xys[i] = plotter.XY{X: float64(m.Cycle), Y: m.Mean}
+	}
+	return xys
+}
+
+// agreementFigure is a run's agreement.png: the step agreement (greedy and
+// of the samples) and the expert actions' log-likelihood, by cycle.
+func agreementFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
+	if !hasAgreement(run) {
+		return nil, 0, 0
+	}
+	runs := []Run{run}
+	agree := newPlot(runTitle(run)+": step agreement", "cycle", "share equivalent to the expert's")
+	agree.Y.Min, agree.Y.Max = 0, 1
+	agree.Legend.Top, agree.Legend.Left = true, true
+	addLine(agree, cycleXYs(meanByCycle(runs, stepAgreement)), "greedy action", 0)
+	addLine(agree, cycleXYs(meanByCycle(runs, sampleAgreement)), "sampled actions", 1)
+	loglik := newPlot(runTitle(run)+": expert actions", "cycle", "log-likelihood per token")
+	addLine(loglik, cycleXYs(meanByCycle(runs, expertLoglik)), "", 2)
+	return [][]*plot.Plot{{agree, loglik}}, 11 * vg.Inch, 4 * vg.Inch
+}
+
+// AgreementFile is the name of the step-agreement figure of env that
+// WriteMarkdown links to: prefix + "agreement-" + env + ".png".
+func AgreementFile(prefix, env string) string {
+	return prefix + "agreement-" + fileSafe(env) + ".png"
+}
+
+// WriteAgreement writes, for each env with runs that log step agreement, a
+// figure of the greedy step agreement and the expert actions'
+// log-likelihood by cycle, one line per algorithm averaged over its seeds,
+// into dir as AgreementFile(prefix, env); it returns the paths written.
+func WriteAgreement(runs []Run, dir, prefix string) ([]string, error) {
+	var paths []string
+	for _, env := range envsOf(runs) {
+		envRuns := agreementRuns(runsOfEnv(runs, env))
+		if len(envRuns) == 0 {
+			continue
+		}
+		agree := newPlot(env+": step agreement", "cycle", "greedy actions equivalent to the expert's")
+		agree.Y.Min, agree.Y.Max = 0, 1
+		agree.Legend.Top, agree.Legend.Left = true, true
+		loglik := newPlot(env+": expert actions", "cycle", "log-likelihood per token")
+		loglik.Legend.Top, loglik.Legend.Left = true, true
+		for i, alg := range algorithmsOf(envRuns) {
+			algRuns := runsOfAlgorithm(envRuns, alg)
+			name := fmt.Sprintf("%s (%d %s)", orUnknown(alg), len(algRuns), plural(len(algRuns), "seed", "seeds"))
+			addLine(agree, cycleXYs(meanByCycle(algRuns, stepAgreement)), name, i)
+			addLine(loglik, cycleXYs(meanByCycle(algRuns, expertLoglik)), name, i)
+		}
+		p := filepath.Join(dir, AgreementFile(prefix, env))
+		if err := savePNG(p, [][]*plot.Plot{{agree, loglik}}, 11*vg.Inch, 4*vg.Inch); err != nil {
+			return paths, err
+		}
+		paths = append(paths, p)
+	}
+	return paths, nil
+}
+
+func agreementRuns(runs []Run) []Run {
+	var out []Run
+	for _, r := range runs {
+		if hasAgreement(r) {
+			out = append(out, r)
+		}
+	}
+	return out
+}
+
+// writeAgreementTable writes the markdown table of the greedy step
+// agreement by cycle of env's runs that log it (nothing when none do),
+// with the figure's link when figureDir is set.
+func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix string) {
+	runs = agreementRuns(runs)
+	if len(runs) == 0 {
+		return
+	}
+	cycles := 0
+	for _, r := range runs {
+		for _, it := range r.Metrics {
+			cycles = max(cycles, it.Iteration)
+		}
+	}
+	fmt.Fprintf(bw, "\nStep agreement by cycle: the share of inspected expert steps whose greedy action is equivalent to the expert's, "+
+		"and in brackets the expert actions' log-likelihood per token, measured at each cycle's inspection before its reflection "+
+		"(cycle 1 is the starting policy); mean over the seeds that reached the cycle, of runs finished or not.\n\n")
+	fmt.Fprint(bw, "| algorithm | seeds |")
+	for c := 1; c <= cycles; c++ {
+		fmt.Fprintf(bw, " cycle %d |", c)
+	}
+	fmt.Fprint(bw, "\n|---|---:|")
+	for c := 1; c <= cycles; c++ {
+		fmt.Fprint(bw, "---:|")
+	}
+	fmt.Fprintln(bw)
+	for _, alg := range algorithmsOf(runs) {
+		algRuns := runsOfAlgorithm(runs, alg)
+		agree := meanByCycle(algRuns, stepAgreement)
+		loglik := meanByCycle(algRuns, expertLoglik)
+		fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
+		for c := 1; c <= cycles; c++ {
+			fmt.Fprintf(bw, " %s |", agreementCell(agree, loglik, c))
+		}
+		fmt.Fprintln(bw)
+	}
+	if figureDir != "" {
+		fmt.Fprintf(bw, "\n![step agreement on %s by cycle, mean over seeds](%s)\n", cell(orUnknown(env)), path.Join(figureDir, AgreementFile(prefix, env)))
+	}
+}
+
+// agreementCell is "agreement (log-likelihood)" at cycle c, with n where
+// fewer seeds than the others got there; "–" where no seed did.
+func agreementCell(agree, loglik []cycleMean, c int) string {
+	at := func(ms []cycleMean) (cycleMean, bool) {
+		i := slices.IndexFunc(ms, func(m cycleMean) bool { return m.Cycle == c })
+		if i < 0 {
+			return cycleMean{}, false
+		}
+		return ms[i], true
+	}
+	a, ok := at(agree)
+	if !ok {
+		return "–"
+	}
+	out := fmt.Sprintf("%.3f", a.Mean)
+	if l, ok := at(loglik); ok {
+		out += fmt.Sprintf(" (%.3f)", l.Mean)
+	}
+	if n := agree[0].Seeds; a.Seeds != n {
+		out += fmt.Sprintf(" (n=%d)", a.Seeds)
+	}
+	return out
+}
