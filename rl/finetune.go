@@ -74,6 +74,8 @@ func (r *Run) FineTune(ctx context.Context, what string, demos []train.Sequence,
 		return err
 	}
 	step := 0
+	r.fineTuning = true
+	defer func() { r.fineTuning = false }()
 	for epoch := range s.Epochs {
 		for _, mb := range r.Minibatches(it, epoch, len(demos), perEpoch) {
 			if step++; step <= done {

@@ -259,3 +259,41 @@ func TestContextFullEpisodesAreTrainedAndCounted(t *testing.T) {
 			m.Metrics["context_full"], m.Failed, m.Episodes, m.EnvSteps, m.GradSteps)
 	}
 }
+
+// TestLongUpdatesSayHowTheyGo: an optimiser step taken half a minute or
+// more after the last progress line writes one (adapter, step, loss,
+// speed); the next step at once does not, nor a step of a fine-tuning,
+// which writes lines of its own.
+func TestLongUpdatesSayHowTheyGo(t *testing.T) {
+	var log strings.Builder
+	r, err := Open(lettersConfig("grpo", 1), Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &letters{} }, Progress: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seqs := []train.Sequence{{Tokens: []int32{1, 40, 41, 42, 43}}}
+	step := func() {
+		t.Helper()
+		if _, err := r.Update(seqs, [][]int{{0}}, func([]int) train.Loss { return train.CrossEntropy{} }); err != nil {
+			t.Fatal(err)
+		}
+	}
+	r.BeginIteration(1)
+	r.updateLogged = time.Now().Add(-time.Minute) // as after minutes of rollouts
+	step()
+	step()
+	lines := strings.Split(strings.TrimSpace(log.String()), "\n")
+	if len(lines) != 1 || !strings.Contains(lines[0], "update of the actor: step 1 of the iteration, loss ") || !strings.Contains(lines[0], "tokens in") {
+		t.Fatalf("progress after two steps:\n%s\nwant one line for step 1", log.String())
+	}
+	log.Reset()
+	r.updateLogged = time.Now().Add(-time.Minute)
+	r.fineTuning = true
+	step()
+	if log.Len() != 0 {
+		t.Errorf("a fine-tuning's step wrote %q", log.String())
+	}
+}

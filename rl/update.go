@@ -2,6 +2,7 @@ package rl
 
 import (
 	"math/rand/v2"
+	"time"
 
 	"github.com/agentrl/agentrl/llm/train"
 )
@@ -19,6 +20,7 @@ type UpdateResult struct {
 // builds the loss of each micro-batch from its indices, and the
 // gradients of all are averaged.
 func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []int) train.Loss) (UpdateResult, error) {
+	start := time.Now()
 	var res UpdateResult
 	sum := map[string]float64{}
 	loss := 0.0
@@ -55,6 +57,15 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 	}
 	r.State.GradSteps++
 	r.State.TrainTokens += int64(res.Tokens)
+	r.updateSteps++
+	// An update of a real model takes minutes: it says how it goes every
+	// half minute (its first step after the rollouts at once).
+	if !r.fineTuning && time.Since(r.updateLogged) > 30*time.Second {
+		r.updateLogged = time.Now()
+		secs := time.Since(start).Seconds()
+		r.logf("  update of the %s: step %d of the iteration, loss %.4f, %d tokens in %s (%.0f tok/s)",
+			r.Trainer.ActiveAdapter(), r.updateSteps, res.Loss, res.Tokens, round(secs), float64(res.Tokens)/secs)
+	}
 	return res, nil
 }
 
