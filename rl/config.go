@@ -196,6 +196,13 @@ type StepAgentConfig struct {
 	// Trajectories are the expert trajectories inspected per cycle, in
 	// turn through the pool.
 	Trajectories int `yaml:"trajectories"`
+	// Probe is the number of expert trajectories held out from every
+	// cycle (built-in expert: train tasks no cycle plays; --expert: the
+	// file's last ones) on which each cycle's inspection measures the
+	// greedy step agreement and the expert log-likelihood again: the same
+	// steps every cycle, so that their curve follows the policy rather
+	// than the cycle's tasks (0: none).
+	Probe int `yaml:"probe"`
 	// Samples is K, the actions sampled at each expert prefix (the prefix
 	// is evaluated once for all of them), at Temperature.
 	Samples     int     `yaml:"samples"`
@@ -589,6 +596,7 @@ func (c *Config) Validate() error {
 		a := c.StepAgent
 		check(a.Reflection == "implicit" || a.Reflection == "irl", "stepagent.reflection %q: want implicit or irl", a.Reflection)
 		check(a.Trajectories > 0 && a.Samples > 0, "stepagent.trajectories %d and stepagent.samples %d must be positive", a.Trajectories, a.Samples)
+		check(a.Probe >= 0, "stepagent.probe %d must not be negative", a.Probe)
 		check(a.Temperature >= 0, "stepagent.temperature %g must not be negative", a.Temperature)
 		check(a.LR > 0 && a.Epochs > 0, "stepagent.lr %g and stepagent.epochs %d must be positive", a.LR, a.Epochs)
 		check(a.Beta > 0, "stepagent.beta %g must be positive", a.Beta)

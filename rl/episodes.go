@@ -62,6 +62,18 @@ func (r *Run) TaskSeed0(it, tasks int) int64 {
 	return int64(r.IterSeed(0, seedTasks)%1_000_000) + int64(it-1)*int64(tasks)
 }
 
+// HeldOutExperts plays the expert on tasks train tasks that no iteration
+// plays (those just before the first iteration's), for measurements that
+// must see the same tasks in every iteration. Nothing learns from them, so
+// their steps are not counted as environment steps.
+func (r *Run) HeldOutExperts(ctx context.Context, tasks int) ([]rollout.Trajectory, error) {
+	trajs, err := r.playExpert(ctx, r.TaskSeed0(0, tasks), tasks)
+	if err != nil {
+		return nil, fmt.Errorf("held-out expert episodes: %w", err)
+	}
+	return trajs, nil
+}
+
 // ExpertEpisodes plays the expert on tasks train tasks from seed0, e.g.
 // the tasks of an iteration's rollouts, counting their steps as
 // environment steps.

@@ -144,6 +144,16 @@ func builtinExperts(ctx context.Context, r *rl.Run, seed0 int64, n int) ([]Traje
 	if err != nil {
 		return nil, err
 	}
+	out, err := successfulExperts(eps)
+	if err != nil {
+		return nil, fmt.Errorf("%w (train tasks from seed %d)", err, seed0)
+	}
+	return out, nil
+}
+
+// successfulExperts are the expert episodes that succeeded, as expert
+// trajectories.
+func successfulExperts(eps []rollout.Trajectory) ([]Trajectory, error) {
 	var out []Trajectory
 	for i := range eps {
 		e := &eps[i]
@@ -160,7 +170,7 @@ func builtinExperts(ctx context.Context, r *rl.Run, seed0 int64, n int) ([]Traje
 		out = append(out, t)
 	}
 	if len(out) == 0 {
-		return nil, fmt.Errorf("the expert succeeded on none of %d train tasks from seed %d", n, seed0)
+		return nil, fmt.Errorf("the expert succeeded on none of %d train tasks", len(eps))
 	}
 	return out, nil
 }

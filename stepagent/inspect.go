@@ -63,9 +63,9 @@ func Prefixes(m *llm.Model, trajs []Trajectory, context, maxTokens int) ([]Prefi
 }
 
 // Inspect samples k actions (at temperature, at most maxTokens tokens
-// each) and the greedy action of the policy at every prefix, through the
-// collector, and compares each with the expert's action in env's
-// canonical form.
+// each; none when k is 0) and the greedy action of the policy at every
+// prefix, through the collector, and compares each with the expert's
+// action in env's canonical form.
 func Inspect(ctx context.Context, c rl.Collector, policy rl.Snapshot, env envs.Env, prefixes []Prefix, k, maxTokens int, temperature float64, seed uint64) ([]Step, error) {
 	prompts := make([][]int32, len(prefixes))
 	for i, p := range prefixes {
@@ -74,9 +74,12 @@ func Inspect(ctx context.Context, c rl.Collector, policy rl.Snapshot, env envs.E
 	s := llm.DefaultSampling()
 	s.MaxTokens, s.Temperature, s.Seed = maxTokens, float32(temperature), int64(seed>>1)
 	policy.Sampling = s
-	sampled, err := c.Generate(ctx, policy, prompts, k)
-	if err != nil {
-		return nil, fmt.Errorf("inspection: %w", err)
+	sampled := make([][]llm.Completion, len(prompts))
+	if k > 0 {
+		var err error
+		if sampled, err = c.Generate(ctx, policy, prompts, k); err != nil {
+			return nil, fmt.Errorf("inspection: %w", err)
+		}
 	}
 	policy.Sampling.Temperature = 0
 	greedy, err := c.Generate(ctx, policy, prompts, 1)

@@ -81,12 +81,19 @@ func run(ctx context.Context, r *rl.Run) error {
 		}
 	}
 
+	// The held-out probe (stepagent.probe): the same expert steps measured
+	// in every cycle; cycles inspect the other trajectories.
+	pool, probe, err := holdOutProbe(ctx, r, file, c.Probe)
+	if err != nil {
+		return err
+	}
+
 	for cycle := r.State.Iteration + 1; cycle <= r.Config.Iterations; cycle++ {
 		r.BeginIteration(cycle)
 
 		// 2. Inspection: the agent acts K times at every step of the
 		// cycle's expert trajectories, from the expert's prefix.
-		trajs, err := cycleExperts(ctx, r, file, cycle)
+		trajs, err := cycleExperts(ctx, r, pool, cycle)
 		if err != nil {
 			return err
 		}
@@ -100,6 +107,10 @@ func run(ctx context.Context, r *rl.Run) error {
 		env := r.NewEnv()
 		steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
 			r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(cycle, seedInspect))
+		var probeAgree, probeLoglik float64
+		if err == nil && len(probe) > 0 {
+			probeAgree, probeLoglik, err = measureProbe(ctx, r, env, probe)
+		}
 		envs.Close(env)
 		if err != nil {
 			return err
@@ -122,6 +133,11 @@ func run(ctx context.Context, r *rl.Run) error {
 		secs := r.EndPhase("rollout")
 		r.Logf("cycle %d/%d inspection: %d trajectories, %d steps x %d samples in %.1fs; step agreement %.3f (samples %.3f), expert log-likelihood %.3f per token",
 			cycle, r.Config.Iterations, len(trajs), len(steps), c.Samples, secs, greedyAgree, sampleAgree, m.Metrics["expert_loglik"])
+		if len(probe) > 0 {
+			m.Metrics["probe_agreement"], m.Metrics["probe_loglik"] = probeAgree, probeLoglik
+			r.Logf("cycle %d/%d probe: %d held-out steps, step agreement %.3f, expert log-likelihood %.3f per token",
+				cycle, r.Config.Iterations, len(probe), probeAgree, probeLoglik)
+		}
 
 		// 3. Reflection on the steps where the agent differs.
 		if c.Reflection == "irl" {
@@ -373,6 +389,58 @@ func pickRows[T any](x []T, b []int) []T {
 		out[i] = x[k]
 	}
 	return out
+}
+
+// holdOutProbe returns the trajectories the cycles draw from (the file's
+// but its last n; nil for the built-in expert) and the prefixes of the n
+// held-out probe trajectories (the file's last n, or the built-in expert's
+// on train tasks no cycle plays); n 0: no probe.
+func holdOutProbe(ctx context.Context, r *rl.Run, file []Trajectory, n int) ([]Trajectory, []Prefix, error) {
+	if n == 0 {
+		return file, nil, nil
+	}
+	var probe []Trajectory
+	if file != nil {
+		if len(file) <= n {
+			return nil, nil, fmt.Errorf("stepagent.probe %d: the expert file has %d conversations, and the cycles need some besides the probe", n, len(file))
+		}
+		file, probe = file[:len(file)-n], file[len(file)-n:]
+	} else {
+		eps, err := r.HeldOutExperts(ctx, n)
+		if err != nil {
+			return nil, nil, fmt.Errorf("stepagent.probe: %w", err)
+		}
+		if probe, err = successfulExperts(eps); err != nil {
+			return nil, nil, fmt.Errorf("stepagent.probe: %w", err)
+		}
+	}
+	prefixes, _, err := Prefixes(r.Model(), probe, r.Config.Rollout.Context, r.Config.Rollout.MaxTokens)
+	if err != nil {
+		return nil, nil, fmt.Errorf("stepagent.probe: %w", err)
+	}
+	if len(prefixes) == 0 {
+		return nil, nil, fmt.Errorf("stepagent.probe: no step of the %d probe trajectories fits the context of %d tokens", len(probe), r.Config.Rollout.Context)
+	}
+	return file, prefixes, nil
+}
+
+// measureProbe is the greedy step agreement and the expert actions'
+// log-likelihood per token under the policy at the probe's prefixes.
+func measureProbe(ctx context.Context, r *rl.Run, env envs.Env, probe []Prefix) (agreement, loglik float64, err error) {
+	steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, probe, 0, r.Config.Rollout.MaxTokens, 0, 0)
+	if err != nil {
+		return 0, 0, fmt.Errorf("probe: %w", err)
+	}
+	seqs := make([]train.Sequence, len(steps))
+	for i, st := range steps {
+		seqs[i] = expertSequence(st)
+	}
+	lp, err := r.LogProbs(seqs, false)
+	if err != nil {
+		return 0, 0, fmt.Errorf("probe: %w", err)
+	}
+	agreement, _ = Agreement(steps)
+	return agreement, meanTokenLogProb(seqs, lp), nil
 }
 
 // cycleExperts returns the cycle's expert trajectories: the next ones of

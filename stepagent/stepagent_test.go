@@ -225,14 +225,29 @@ func sayConfig(reflection string, cycles int) rl.Config {
 // agreement must not fall.
 func TestStepAgentRaisesAgreement(t *testing.T) {
 	dir := t.TempDir()
-	err := rl.Train(context.Background(), sayConfig("implicit", 6), rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
+	cfg := sayConfig("implicit", 6)
+	cfg.StepAgent.Probe = 2 // 4 held-out steps, the same in every cycle
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms := readMetrics(t, dir)
 	for _, m := range ms {
-		t.Logf("cycle %d: agreement %.2f (samples %.2f), expert log-likelihood %.3f, pairs %.0f, loss %.4f",
-			m.Iteration, m.Metrics["step_agreement"], m.Metrics["sample_agreement"], m.Metrics["expert_loglik"], m.Metrics["pairs"], m.Loss)
+		t.Logf("cycle %d: agreement %.2f (samples %.2f), expert log-likelihood %.3f, pairs %.0f, loss %.4f; probe: agreement %.2f, log-likelihood %.3f",
+			m.Iteration, m.Metrics["step_agreement"], m.Metrics["sample_agreement"], m.Metrics["expert_loglik"], m.Metrics["pairs"], m.Loss,
+			m.Metrics["probe_agreement"], m.Metrics["probe_loglik"])
+		// Every task of "say" has the same expert steps, so the held-out
+		// probe measures what the cycle's inspection does.
+		agree, ok := m.Metrics["probe_agreement"]
+		if !ok || agree != m.Metrics["step_agreement"] || math.Abs(m.Metrics["probe_loglik"]-m.Metrics["expert_loglik"]) > 1e-3 {
+			t.Errorf("cycle %d: probe agreement %v (logged: %v), log-likelihood %.4f; want the inspection's %v and %.4f", m.Iteration,
+				agree, ok, m.Metrics["probe_loglik"], m.Metrics["step_agreement"], m.Metrics["expert_loglik"])
+		}
+	}
+	// Every environment step counted is the warm start's or a cycle's
+	// expert's (2 steps per task): the probe's are measurement.
+	if want := int64(2 * (8 + 6*4)); ms[len(ms)-1].EnvSteps != want {
+		t.Errorf("env steps %d, want %d (8 demonstrations and 6 cycles of 4 trajectories, 2 steps each)", ms[len(ms)-1].EnvSteps, want)
 	}
 	// Cycle 1 inspects the warm-started policy, before any update; each
 	// cycle inspects other expert steps (8 of them), so the last three
@@ -252,6 +267,16 @@ func TestStepAgentRaisesAgreement(t *testing.T) {
 	}
 	if mean(last, "step_agreement") < mean(first, "step_agreement") {
 		t.Fatalf("step agreement %.3f -> %.3f: fell", mean(first, "step_agreement"), mean(last, "step_agreement"))
+	}
+}
+
+// TestProbeNeedsConversationsLeft: a probe that would take every
+// conversation of an expert file leaves the cycles nothing, an error.
+func TestProbeNeedsConversationsLeft(t *testing.T) {
+	file := make([]Trajectory, 3)
+	_, _, err := holdOutProbe(context.Background(), nil, file, 3)
+	if err == nil || !strings.Contains(err.Error(), "stepagent.probe 3: the expert file has 3 conversations") {
+		t.Fatalf("want an error naming stepagent.probe and the file's size, got %v", err)
 	}
 }
 

@@ -6,6 +6,7 @@ import (
 	"path"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"gonum.org/v1/plot"
 	"gonum.org/v1/plot/plotter"
@@ -19,14 +20,37 @@ const (
 	stepAgreement   = "step_agreement"   // share of steps whose greedy action is the expert's
 	sampleAgreement = "sample_agreement" // share of sampled actions that are
 	expertLoglik    = "expert_loglik"    // mean log-probability per token of the expert's actions
+	// The same two on the held-out probe (stepagent.probe): the same steps
+	// every cycle, where the others are of each cycle's own tasks.
+	probeAgreement = "probe_agreement"
+	probeLoglik    = "probe_loglik"
 )
 
+// agreementMeasures are the pairs of metrics the agreement table and
+// figures show: on the cycle's inspected steps, and on the probe.
+var agreementMeasures = []struct{ agree, loglik, name, table string }{
+	{stepAgreement, expertLoglik, "", "on each cycle's inspected steps (new tasks every cycle)"},
+	{probeAgreement, probeLoglik, "probe", "on the held-out probe (the same steps every cycle)"},
+}
+
 // hasAgreement reports whether the run logs step agreement.
-func hasAgreement(r Run) bool {
+func hasAgreement(r Run) bool { return hasMetric(r, stepAgreement) }
+
+// hasMetric reports whether any iteration of the run logs the named metric.
+func hasMetric(r Run, key string) bool {
 	return slices.ContainsFunc(r.Metrics, func(it Iteration) bool {
-		_, ok := it.Metrics[stepAgreement]
+		_, ok := it.Metrics[key]
 		return ok
 	})
+}
+
+// seriesName is a line's legend: the algorithm, and the measure's name
+// when it has one.
+func seriesName(base, measure string) string {
+	if measure == "" {
+		return base
+	}
+	return base + ", " + measure
 }
 
 // cycleMean is a metric at one cycle, averaged over the seeds that logged it.
@@ -72,7 +96,8 @@ func cycleXYs(ms []cycleMean) plotter.XYs {
 }
 
 // agreementFigure is a run's agreement.png: the step agreement (greedy and
-// of the samples) and the expert actions' log-likelihood, by cycle.
+// of the samples) and the expert actions' log-likelihood, by cycle, and
+// the same on the held-out probe where the run measured one.
 func agreementFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
 	if !hasAgreement(run) {
 		return nil, 0, 0
@@ -84,7 +109,12 @@ func agreementFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
 	addLine(agree, cycleXYs(meanByCycle(runs, stepAgreement)), "greedy action", 0)
 	addLine(agree, cycleXYs(meanByCycle(runs, sampleAgreement)), "sampled actions", 1)
 	loglik := newPlot(runTitle(run)+": expert actions", "cycle", "log-likelihood per token")
-	addLine(loglik, cycleXYs(meanByCycle(runs, expertLoglik)), "", 2)
+	loglik.Legend.Top, loglik.Legend.Left = true, true
+	addLine(loglik, cycleXYs(meanByCycle(runs, expertLoglik)), "inspected steps", 0)
+	if hasMetric(run, probeAgreement) {
+		addLine(agree, cycleXYs(meanByCycle(runs, probeAgreement)), "greedy action, held-out probe", 2)
+		addLine(loglik, cycleXYs(meanByCycle(runs, probeLoglik)), "held-out probe", 2)
+	}
 	return [][]*plot.Plot{{agree, loglik}}, 11 * vg.Inch, 4 * vg.Inch
 }
 
@@ -96,8 +126,9 @@ func AgreementFile(prefix, env string) string {
 
 // WriteAgreement writes, for each env with runs that log step agreement, a
 // figure of the greedy step agreement and the expert actions'
-// log-likelihood by cycle, one line per algorithm averaged over its seeds,
-// into dir as AgreementFile(prefix, env); it returns the paths written.
+// log-likelihood by cycle, one line per algorithm (and per algorithm on its
+// held-out probe) averaged over its seeds, into dir as
+// AgreementFile(prefix, env); it returns the paths written.
 func WriteAgreement(runs []Run, dir, prefix string) ([]string, error) {
 	var paths []string
 	for _, env := range envsOf(runs) {
@@ -110,11 +141,18 @@ func WriteAgreement(runs []Run, dir, prefix string) ([]string, error) {
 		agree.Legend.Top, agree.Legend.Left = true, true
 		loglik := newPlot(env+": expert actions", "cycle", "log-likelihood per token")
 		loglik.Legend.Top, loglik.Legend.Left = true, true
-		for i, alg := range algorithmsOf(envRuns) {
+		line := 0
+		for _, alg := range algorithmsOf(envRuns) {
 			algRuns := runsOfAlgorithm(envRuns, alg)
 			name := fmt.Sprintf("%s (%d %s)", orUnknown(alg), len(algRuns), plural(len(algRuns), "seed", "seeds"))
-			addLine(agree, cycleXYs(meanByCycle(algRuns, stepAgreement)), name, i)
-			addLine(loglik, cycleXYs(meanByCycle(algRuns, expertLoglik)), name, i)
+			for _, m := range agreementMeasures {
+				if !slices.ContainsFunc(algRuns, func(r Run) bool { return hasMetric(r, m.agree) }) {
+					continue
+				}
+				addLine(agree, cycleXYs(meanByCycle(algRuns, m.agree)), seriesName(name, m.name), line)
+				addLine(loglik, cycleXYs(meanByCycle(algRuns, m.loglik)), seriesName(name, m.name), line)
+				line++
+			}
 		}
 		p := filepath.Join(dir, AgreementFile(prefix, env))
 		if err := savePNG(p, [][]*plot.Plot{{agree, loglik}}, 11*vg.Inch, 4*vg.Inch); err != nil {
@@ -149,27 +187,38 @@ func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix st
 			cycles = max(cycles, it.Iteration)
 		}
 	}
-	fmt.Fprintf(bw, "\nStep agreement by cycle: the share of inspected expert steps whose greedy action is equivalent to the expert's, "+
+	fmt.Fprintf(bw, "\nStep agreement by cycle: the share of expert steps whose greedy action is equivalent to the expert's, "+
 		"and in brackets the expert actions' log-likelihood per token, measured at each cycle's inspection before its reflection "+
-		"(cycle 1 is the starting policy); mean over the seeds that reached the cycle, of runs finished or not.\n\n")
-	fmt.Fprint(bw, "| algorithm | seeds |")
-	for c := 1; c <= cycles; c++ {
-		fmt.Fprintf(bw, " cycle %d |", c)
-	}
-	fmt.Fprint(bw, "\n|---|---:|")
-	for c := 1; c <= cycles; c++ {
-		fmt.Fprint(bw, "---:|")
-	}
-	fmt.Fprintln(bw)
-	for _, alg := range algorithmsOf(runs) {
-		algRuns := runsOfAlgorithm(runs, alg)
-		agree := meanByCycle(algRuns, stepAgreement)
-		loglik := meanByCycle(algRuns, expertLoglik)
-		fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
+		"(cycle 1 is the starting policy); mean over the seeds that reached the cycle, of runs finished or not.\n")
+	for _, m := range agreementMeasures {
+		var measured []Run
+		for _, r := range runs {
+			if hasMetric(r, m.agree) {
+				measured = append(measured, r)
+			}
+		}
+		if len(measured) == 0 {
+			continue
+		}
+		fmt.Fprintf(bw, "\n%s:\n\n| algorithm | seeds |", strings.ToUpper(m.table[:1])+m.table[1:])
 		for c := 1; c <= cycles; c++ {
-			fmt.Fprintf(bw, " %s |", agreementCell(agree, loglik, c))
+			fmt.Fprintf(bw, " cycle %d |", c)
+		}
+		fmt.Fprint(bw, "\n|---|---:|")
+		for c := 1; c <= cycles; c++ {
+			fmt.Fprint(bw, "---:|")
 		}
 		fmt.Fprintln(bw)
+		for _, alg := range algorithmsOf(measured) {
+			algRuns := runsOfAlgorithm(measured, alg)
+			agree := meanByCycle(algRuns, m.agree)
+			loglik := meanByCycle(algRuns, m.loglik)
+			fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
+			for c := 1; c <= cycles; c++ {
+				fmt.Fprintf(bw, " %s |", agreementCell(agree, loglik, c))
+			}
+			fmt.Fprintln(bw)
+		}
 	}
 	if figureDir != "" {
 		fmt.Fprintf(bw, "\n![step agreement on %s by cycle, mean over seeds](%s)\n", cell(orUnknown(env)), path.Join(figureDir, AgreementFile(prefix, env)))

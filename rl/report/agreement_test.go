@@ -8,9 +8,9 @@ import (
 	"testing"
 )
 
-// writeAgreementRuns writes two StepAgent seeds on webshop (3 cycles, and 2
-// of 3 so far) beside a finished SFT run with one epoch and no evaluation;
-// none of them plays training episodes.
+// writeAgreementRuns writes two StepAgent seeds on webshop (3 cycles with a
+// held-out probe, and 2 of 3 cycles without) beside a finished SFT run with
+// one epoch and no evaluation; none of them plays training episodes.
 func writeAgreementRuns(t *testing.T) (string, []Run) {
 	t.Helper()
 	root := t.TempDir()
@@ -20,9 +20,9 @@ func writeAgreementRuns(t *testing.T) (string, []Run) {
 	d := filepath.Join(root, "stepagent-1")
 	writeFile(t, d, "config.yaml", cfg("stepagent", 1))
 	writeFile(t, d, "state.json", `{"iteration": 3, "iterations": 3, "grad_steps": 12, "finished": true}`)
-	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "grad_steps": 4, "loss": 0.69, "metrics": {"step_agreement": 0.4, "sample_agreement": 0.3, "expert_loglik": -0.5, "pairs": 10}}
-{"iteration": 2, "grad_steps": 8, "loss": 0.6, "metrics": {"step_agreement": 0.6, "sample_agreement": 0.5, "expert_loglik": -0.3}}
-{"iteration": 3, "grad_steps": 12, "loss": 0.5, "metrics": {"step_agreement": 0.8, "sample_agreement": 0.7, "expert_loglik": -0.1}}
+	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "grad_steps": 4, "loss": 0.69, "metrics": {"step_agreement": 0.4, "sample_agreement": 0.3, "expert_loglik": -0.5, "pairs": 10, "probe_agreement": 0.5, "probe_loglik": -0.4}}
+{"iteration": 2, "grad_steps": 8, "loss": 0.6, "metrics": {"step_agreement": 0.6, "sample_agreement": 0.5, "expert_loglik": -0.3, "probe_agreement": 0.6, "probe_loglik": -0.3}}
+{"iteration": 3, "grad_steps": 12, "loss": 0.5, "metrics": {"step_agreement": 0.8, "sample_agreement": 0.7, "expert_loglik": -0.1, "probe_agreement": 0.7, "probe_loglik": -0.2}}
 `)
 	d = filepath.Join(root, "stepagent-2")
 	writeFile(t, d, "config.yaml", cfg("stepagent", 2))
@@ -70,8 +70,10 @@ func TestAgreementTable(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		"| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 |",
+		"On each cycle's inspected steps (new tasks every cycle):\n\n| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 |",
 		"| stepagent | 2 | 0.500 (-0.600) | 0.600 (-0.400) | 0.800 (-0.100) (n=1) |",
+		"On the held-out probe (the same steps every cycle):\n\n| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 |",
+		"| stepagent | 1 | 0.500 (-0.400) | 0.600 (-0.300) | 0.700 (-0.200) |",
 		"![step agreement on webshop by cycle, mean over seeds](report-agreement-webshop.png)",
 	} {
 		if !strings.Contains(out, want) {
