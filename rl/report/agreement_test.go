@@ -107,8 +107,10 @@ func TestAgreementFigures(t *testing.T) {
 	}
 	checkPNG(t, filepath.Join(plots, "agreement.png"))
 	checkPNG(t, filepath.Join(plots, "loss.png"))
-	if _, err := os.Stat(filepath.Join(plots, "success.png")); !os.IsNotExist(err) {
-		t.Errorf("success.png of a StepAgent run without episodes or evaluations: stat err = %v, want not exist", err)
+	for _, name := range []string{"success.png", "reward.png"} {
+		if _, err := os.Stat(filepath.Join(plots, name)); !os.IsNotExist(err) {
+			t.Errorf("%s of a StepAgent run without episodes or evaluations: stat err = %v, want not exist", name, err)
+		}
 	}
 
 	dir := t.TempDir()

@@ -25,7 +25,8 @@ import (
 //     against environment steps on the right. One file keeps the two views
 //     of the same curve together; the right panel shows sample efficiency,
 //     the left one optimisation progress.
-//   - reward.png: the mean training reward against gradient steps.
+//   - reward.png: the mean training reward against gradient steps (of
+//     the iterations that played training episodes).
 //   - loss.png: the loss and each named loss against gradient steps.
 //   - agreement.png (StepAgent runs): the step agreement and the expert
 //     actions' log-likelihood by cycle.
@@ -250,14 +251,16 @@ func successPanel(run Run, xLabel string, x func(Iteration) float64, final float
 }
 
 func rewardFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
-	if len(run.Metrics) == 0 {
+	var xys plotter.XYs
+	for _, it := range run.Metrics {
+		if playedEpisodes(it) {
+			xys = append(xys, plotter.XY{X: it.GradSteps, Y: it.Reward})
+		}
+	}
+	if len(xys) == 0 {
 		return nil, 0, 0
 	}
 	p := newPlot(runTitle(run)+": reward", "gradient steps", "mean training reward")
-	xys := make(plotter.XYs, len(run.Metrics))
-	for i, it := range run.Metrics {
-		xys[i] = plotter.XY{X: it.GradSteps, Y: it.Reward}
-	}
 	addLine(p, xys, "", 0)
 	return [][]*plot.Plot{{p}}, 7 * vg.Inch, 4 * vg.Inch
 }
