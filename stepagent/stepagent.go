@@ -116,11 +116,7 @@ func run(ctx context.Context, r *rl.Run) error {
 			return err
 		}
 		greedyAgree, sampleAgree := Agreement(steps)
-		expertSeqs := make([]train.Sequence, len(steps))
-		for i, st := range steps {
-			expertSeqs[i] = expertSequence(st)
-		}
-		expertLP, err := r.LogProbs(expertSeqs, false)
+		expertSeqs, expertLP, err := expertLogProbs(r, steps)
 		if err != nil {
 			return err
 		}
@@ -431,16 +427,23 @@ func measureProbe(ctx context.Context, r *rl.Run, env envs.Env, probe []Prefix) 
 	if err != nil {
 		return 0, 0, fmt.Errorf("probe: %w", err)
 	}
-	seqs := make([]train.Sequence, len(steps))
-	for i, st := range steps {
-		seqs[i] = expertSequence(st)
-	}
-	lp, err := r.LogProbs(seqs, false)
+	seqs, lp, err := expertLogProbs(r, steps)
 	if err != nil {
 		return 0, 0, fmt.Errorf("probe: %w", err)
 	}
 	agreement, _ = Agreement(steps)
 	return agreement, meanTokenLogProb(seqs, lp), nil
+}
+
+// expertLogProbs are the inspected steps' expert sequences (h_t and the
+// expert's action) and their log-probabilities under the policy.
+func expertLogProbs(r *rl.Run, steps []Step) ([]train.Sequence, [][]float32, error) {
+	seqs := make([]train.Sequence, len(steps))
+	for i, st := range steps {
+		seqs[i] = expertSequence(st)
+	}
+	lp, err := r.LogProbs(seqs, false)
+	return seqs, lp, err
 }
 
 // cycleExperts returns the cycle's expert trajectories: the next ones of

@@ -33,9 +33,6 @@ var agreementMeasures = []struct{ agree, loglik, name, table string }{
 	{probeAgreement, probeLoglik, "probe", "on the held-out probe (the same steps every cycle)"},
 }
 
-// hasAgreement reports whether the run logs step agreement.
-func hasAgreement(r Run) bool { return hasMetric(r, stepAgreement) }
-
 // hasMetric reports whether any iteration of the run logs the named metric.
 func hasMetric(r Run, key string) bool {
 	return slices.ContainsFunc(r.Metrics, func(it Iteration) bool {
@@ -99,23 +96,32 @@ func cycleXYs(ms []cycleMean) plotter.XYs {
 // of the samples) and the expert actions' log-likelihood, by cycle, and
 // the same on the held-out probe where the run measured one.
 func agreementFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
-	if !hasAgreement(run) {
+	if !hasMetric(run, stepAgreement) {
 		return nil, 0, 0
 	}
 	runs := []Run{run}
-	agree := newPlot(runTitle(run)+": step agreement", "cycle", "share equivalent to the expert's")
-	agree.Y.Min, agree.Y.Max = 0, 1
-	agree.Legend.Top, agree.Legend.Left = true, true
+	agree, loglik := agreementPanels(runTitle(run), "share equivalent to the expert's")
 	addLine(agree, cycleXYs(meanByCycle(runs, stepAgreement)), "greedy action", 0)
 	addLine(agree, cycleXYs(meanByCycle(runs, sampleAgreement)), "sampled actions", 1)
-	loglik := newPlot(runTitle(run)+": expert actions", "cycle", "log-likelihood per token")
-	loglik.Legend.Top, loglik.Legend.Left = true, true
 	addLine(loglik, cycleXYs(meanByCycle(runs, expertLoglik)), "inspected steps", 0)
 	if hasMetric(run, probeAgreement) {
 		addLine(agree, cycleXYs(meanByCycle(runs, probeAgreement)), "greedy action, held-out probe", 2)
 		addLine(loglik, cycleXYs(meanByCycle(runs, probeLoglik)), "held-out probe", 2)
 	}
 	return [][]*plot.Plot{{agree, loglik}}, 11 * vg.Inch, 4 * vg.Inch
+}
+
+// agreementPanels are the two empty panels of an agreement figure: the
+// agreement (0 to 1, its y axis labelled agreeLabel) and the expert
+// actions' log-likelihood, by cycle.
+func agreementPanels(title, agreeLabel string) (agree, loglik *plot.Plot) {
+	agree = newPlot(title+": step agreement", "cycle", agreeLabel)
+	agree.Y.Min, agree.Y.Max = 0, 1
+	loglik = newPlot(title+": expert actions", "cycle", "log-likelihood per token")
+	for _, p := range []*plot.Plot{agree, loglik} {
+		p.Legend.Top, p.Legend.Left = true, true
+	}
+	return agree, loglik
 }
 
 // AgreementFile is the name of the step-agreement figure of env that
@@ -132,21 +138,17 @@ func AgreementFile(prefix, env string) string {
 func WriteAgreement(runs []Run, dir, prefix string) ([]string, error) {
 	var paths []string
 	for _, env := range envsOf(runs) {
-		envRuns := agreementRuns(runsOfEnv(runs, env))
+		envRuns := runsWith(runsOfEnv(runs, env), stepAgreement)
 		if len(envRuns) == 0 {
 			continue
 		}
-		agree := newPlot(env+": step agreement", "cycle", "greedy actions equivalent to the expert's")
-		agree.Y.Min, agree.Y.Max = 0, 1
-		agree.Legend.Top, agree.Legend.Left = true, true
-		loglik := newPlot(env+": expert actions", "cycle", "log-likelihood per token")
-		loglik.Legend.Top, loglik.Legend.Left = true, true
+		agree, loglik := agreementPanels(env, "greedy actions equivalent to the expert's")
 		line := 0
 		for _, alg := range algorithmsOf(envRuns) {
 			algRuns := runsOfAlgorithm(envRuns, alg)
 			name := fmt.Sprintf("%s (%d %s)", orUnknown(alg), len(algRuns), plural(len(algRuns), "seed", "seeds"))
 			for _, m := range agreementMeasures {
-				if !slices.ContainsFunc(algRuns, func(r Run) bool { return hasMetric(r, m.agree) }) {
+				if len(runsWith(algRuns, m.agree)) == 0 {
 					continue
 				}
 				addLine(agree, cycleXYs(meanByCycle(algRuns, m.agree)), seriesName(name, m.name), line)
@@ -163,10 +165,11 @@ func WriteAgreement(runs []Run, dir, prefix string) ([]string, error) {
 	return paths, nil
 }
 
-func agreementRuns(runs []Run) []Run {
+// runsWith are the runs that log the named metric.
+func runsWith(runs []Run, key string) []Run {
 	var out []Run
 	for _, r := range runs {
-		if hasAgreement(r) {
+		if hasMetric(r, key) {
 			out = append(out, r)
 		}
 	}
@@ -177,7 +180,7 @@ func agreementRuns(runs []Run) []Run {
 // agreement by cycle of env's runs that log it (nothing when none do),
 // with the figure's link when figureDir is set.
 func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix string) {
-	runs = agreementRuns(runs)
+	runs = runsWith(runs, stepAgreement)
 	if len(runs) == 0 {
 		return
 	}
@@ -191,12 +194,7 @@ func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix st
 		"and in brackets the expert actions' log-likelihood per token, measured at each cycle's inspection before its reflection "+
 		"(cycle 1 is the starting policy); mean over the seeds that reached the cycle, of runs finished or not.\n")
 	for _, m := range agreementMeasures {
-		var measured []Run
-		for _, r := range runs {
-			if hasMetric(r, m.agree) {
-				measured = append(measured, r)
-			}
-		}
+		measured := runsWith(runs, m.agree)
 		if len(measured) == 0 {
 			continue
 		}
