@@ -39,7 +39,17 @@ var abortsRequested atomic.Int32
 // isAbortReport tells the messages llama.cpp logs when a decode stops at
 // the abort callback's request.
 func isAbortReport(msg string) bool {
-	return strings.Contains(msg, "failed to compute graph, compute status: 1") || strings.Contains(msg, "failed to decode, ret = 2")
+	msg = strings.TrimSpace(msg)
+	for _, report := range []string{
+		"graph_compute_async failed with error 1", // GGML_STATUS_ABORTED
+		"failed to compute graph, compute status: 1",
+		"failed to decode, ret = 2",
+	} {
+		if strings.HasSuffix(msg, report) {
+			return true
+		}
+	}
+	return false
 }
 
 // lastLogLevel is the level of the previous message, for GGML_LOG_LEVEL_CONT

@@ -344,7 +344,7 @@ func DefaultConfig() Config {
 			Tasks: 8, MaxTokens: 48, Temperature: 1, Parallel: 16, Context: 2048,
 		},
 		Eval: EvalConfig{Every: 5, Episodes: 16, Split: envs.Test},
-		LoRA: LoRAConfig{Rank: 16, BatchTokens: 2048, MemoryMiB: 4096},
+		LoRA: LoRAConfig{Rank: train.DefaultLoRARank, BatchTokens: 2048, MemoryMiB: 4096},
 		// The demo's recipe: 48-64 WebShop demos, one epoch at 1e-3, take
 		// SmolLM2 from 0 to half of the test tasks.
 		WarmStart: SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3, BatchTokens: 1024},

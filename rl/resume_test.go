@@ -208,3 +208,43 @@ func TestResumeNeedsARun(t *testing.T) {
 		t.Fatalf("want an error saying the directory holds no run, got %v", err)
 	}
 }
+
+// TestResumeKeepsItsSettings: a resume that would change what the run
+// learns is refused with every changed key named; more iterations, other
+// threads and another evaluation schedule are allowed.
+func TestResumeKeepsItsSettings(t *testing.T) {
+	dir := t.TempDir()
+	started := resumeConfig()
+	text, err := started.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	resume := func(cfg Config) error {
+		return Train(context.Background(), cfg, Options{ModelPath: "no-model.gguf", Dir: dir,
+			NewEnv: func() envs.Env { return &letters{} }, Resume: true})
+	}
+
+	changed := resumeConfig()
+	changed.GRPO.LR *= 2
+	changed.Rollout.Tasks++
+	err = resume(changed)
+	for _, want := range []string{
+		fmt.Sprintf("grpo.lr: %g, now %g", started.GRPO.LR, changed.GRPO.LR),
+		fmt.Sprintf("rollout.tasks: %d, now %d", started.Rollout.Tasks, changed.Rollout.Tasks),
+	} {
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Fatalf("resume with another grpo.lr and rollout.tasks: want an error naming %q, got %v", want, err)
+		}
+	}
+
+	allowed := resumeConfig()
+	allowed.Iterations += 2
+	allowed.Threads++
+	allowed.Eval.Episodes *= 2
+	if err := resume(allowed); err == nil || strings.Contains(err.Error(), "other settings") {
+		t.Fatalf("resume with more iterations, threads and eval episodes: want it to pass the settings check and fail on the missing model, got %v", err)
+	}
+}

@@ -154,6 +154,11 @@ func Open(cfg Config, o Options) (*Run, error) {
 			return nil, fmt.Errorf("--resume: %s holds no run (no state.json, no config.yaml)", o.Dir)
 		}
 	}
+	if o.Resume {
+		if err := checkResumedConfig(o.Dir, cfg); err != nil {
+			return nil, err
+		}
+	}
 	if cfg.Iterations < r.State.Iteration {
 		return nil, fmt.Errorf("%s has finished %d iterations, more than the %d asked for", o.Dir, r.State.Iteration, cfg.Iterations)
 	}

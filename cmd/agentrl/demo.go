@@ -75,7 +75,7 @@ func runDemo(c *cli.Context) error {
 		[]string{"envs", "eval", "webshop", "--policy", "expert", "--split", "test", "--episodes", episodes, "--parallel", episodes},
 		evalModel("before.jsonl"),
 		[]string{"envs", "demos", "webshop", "--split", "train", "--episodes", fmt.Sprint(c.Int("demos")), "--out", demos},
-		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lora-rank", "16", "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048", "--threads", threads},
+		[]string{"sft", "--model", model, "--data", demos, "--out", adapter, "--lr", "1e-3", "--epochs", "1", "--batch-tokens", "2048", "--threads", threads},
 		evalModel("after.jsonl", "--lora", adapter),
 	)
 	start := time.Now()
