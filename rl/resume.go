@@ -10,19 +10,26 @@ import (
 )
 
 // resumeMayChange are the settings a resumed run may take with different
-// values, because they say how much to do or what the machine offers, not
-// what is learned: more iterations, other threads, sequences, cache and
-// memory bounds, another evaluation schedule. A key ending in "." covers
-// its whole section.
+// values, because they say how much to do, what the machine offers or
+// what to call the run, not what is learnt: more iterations, other
+// threads, sequences, cache and memory bounds, another evaluation
+// schedule, another label. A key ending in "." covers its whole section.
 var resumeMayChange = []string{
-	"iterations", "threads", "rollout.parallel", "rollout.kv_cache_mib", "lora.memory_mib", "eval.",
+	"iterations", "threads", "rollout.parallel", "rollout.kv_cache_mib", "lora.memory_mib", "eval.", "label",
 }
 
-// checkResumedConfig refuses to resume the run in dir with settings that
-// differ from those it was started with: its checkpoints, metrics and
-// config.yaml would then describe a run that never happened. Runs without
-// a config.yaml (none was written yet) have nothing to differ from.
-func checkResumedConfig(dir string, cfg Config) error {
+// algorithmSections are the sections of Config that only the algorithm of
+// the same name reads.
+var algorithmSections = []string{"sft", "grpo", "ppo", "eto", "stepagent", "nlac"}
+
+// checkResumedConfig refuses to resume the run in dir, which stands at
+// st, with settings that differ from those it was started with: its
+// checkpoints, metrics and config.yaml would then describe a run that
+// never happened. Besides resumeMayChange, the sections of other
+// algorithms may differ (a run reads only its own), and init_adapter once
+// the actor has started from it (a sweep moved elsewhere names it by
+// another path).
+func checkResumedConfig(dir string, cfg Config, st State) error {
 	path := filepath.Join(dir, "config.yaml")
 	started, err := LoadConfig(path, nil)
 	if err != nil {
@@ -36,9 +43,18 @@ func checkResumedConfig(dir string, cfg Config) error {
 	if err != nil {
 		return err
 	}
+	mayChange := slices.Clone(resumeMayChange)
+	for _, alg := range algorithmSections {
+		if alg != cfg.Algorithm {
+			mayChange = append(mayChange, alg+".")
+		}
+	}
+	if st.WarmStarted || st.Iteration > 0 {
+		mayChange = append(mayChange, "init_adapter")
+	}
 	var changed []string
 	for key, v := range now {
-		if was[key] != v && !mayChangeOnResume(key) {
+		if was[key] != v && !slices.ContainsFunc(mayChange, func(k string) bool { return coversKey(k, key) }) {
 			changed = append(changed, fmt.Sprintf("%s: %s, now %s", key, was[key], v))
 		}
 	}
@@ -50,13 +66,10 @@ func checkResumedConfig(dir string, cfg Config) error {
 		dir, strings.Join(changed, "; "), path)
 }
 
-func mayChangeOnResume(key string) bool {
-	for _, k := range resumeMayChange {
-		if key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k) {
-			return true
-		}
-	}
-	return false
+// coversKey tells whether the setting or section k (ending in ".") holds
+// key.
+func coversKey(k, key string) bool {
+	return key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)
 }
 
 // flatConfig is the configuration as dotted keys (rollout.tasks) and

@@ -3,10 +3,12 @@ package rl
 import (
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -211,7 +213,9 @@ func TestResumeNeedsARun(t *testing.T) {
 
 // TestResumeKeepsItsSettings: a resume that would change what the run
 // learns is refused with every changed key named; more iterations, other
-// threads and another evaluation schedule are allowed.
+// threads, another evaluation schedule or label, another algorithm's
+// section, and (once the actor has started from it) another init_adapter
+// are allowed.
 func TestResumeKeepsItsSettings(t *testing.T) {
 	dir := t.TempDir()
 	started := resumeConfig()
@@ -226,25 +230,56 @@ func TestResumeKeepsItsSettings(t *testing.T) {
 		return Train(context.Background(), cfg, Options{ModelPath: "no-model.gguf", Dir: dir,
 			NewEnv: func() envs.Env { return &letters{} }, Resume: true})
 	}
+	refused := func(what string, cfg Config, keys ...string) {
+		t.Helper()
+		err := resume(cfg)
+		for _, want := range keys {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Fatalf("resume with another %s: want an error naming %q, got %v", what, want, err)
+			}
+		}
+	}
+	allowed := func(what string, cfg Config) {
+		t.Helper()
+		if err := resume(cfg); err == nil || strings.Contains(err.Error(), "other settings") {
+			t.Fatalf("resume with another %s: want it to pass the settings check and fail on the missing model, got %v", what, err)
+		}
+	}
 
 	changed := resumeConfig()
 	changed.GRPO.LR *= 2
 	changed.Rollout.Tasks++
-	err = resume(changed)
-	for _, want := range []string{
+	refused("grpo.lr and rollout.tasks", changed,
 		fmt.Sprintf("grpo.lr: %g, now %g", started.GRPO.LR, changed.GRPO.LR),
-		fmt.Sprintf("rollout.tasks: %d, now %d", started.Rollout.Tasks, changed.Rollout.Tasks),
-	} {
-		if err == nil || !strings.Contains(err.Error(), want) {
-			t.Fatalf("resume with another grpo.lr and rollout.tasks: want an error naming %q, got %v", want, err)
-		}
-	}
+		fmt.Sprintf("rollout.tasks: %d, now %d", started.Rollout.Tasks, changed.Rollout.Tasks))
 
-	allowed := resumeConfig()
-	allowed.Iterations += 2
-	allowed.Threads++
-	allowed.Eval.Episodes *= 2
-	if err := resume(allowed); err == nil || strings.Contains(err.Error(), "other settings") {
-		t.Fatalf("resume with more iterations, threads and eval episodes: want it to pass the settings check and fail on the missing model, got %v", err)
+	changed = resumeConfig()
+	changed.Iterations += 2
+	changed.Threads++
+	changed.Eval.Episodes *= 2
+	changed.Label = "renamed"
+	changed.NLAC.LR *= 2 // a GRPO run reads no nlac setting
+	allowed("iterations, threads, eval episodes, label and nlac.lr", changed)
+
+	changed = resumeConfig()
+	changed.InitAdapter = "elsewhere/actor.gguf"
+	refused("init_adapter before the actor started from it", changed, "init_adapter: , now elsewhere/actor.gguf")
+	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"iteration": 1, "iterations": 4}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allowed("init_adapter after the first iteration", changed)
+}
+
+// TestAlgorithmSectionsAreSections: each name the resume check treats as
+// an algorithm's own section is one in config.yaml.
+func TestAlgorithmSectionsAreSections(t *testing.T) {
+	flat, err := flatConfig(DefaultConfig())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, name := range algorithmSections {
+		if !slices.ContainsFunc(slices.Collect(maps.Keys(flat)), func(k string) bool { return strings.HasPrefix(k, name+".") }) {
+			t.Errorf("config.yaml has no section %s", name)
+		}
 	}
 }

@@ -155,7 +155,7 @@ func Open(cfg Config, o Options) (*Run, error) {
 		}
 	}
 	if o.Resume {
-		if err := checkResumedConfig(o.Dir, cfg); err != nil {
+		if err := checkResumedConfig(o.Dir, cfg, r.State); err != nil {
 			return nil, err
 		}
 	}
