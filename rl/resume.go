@@ -2,6 +2,7 @@ package rl
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -11,8 +12,8 @@ import (
 
 // resumeMayChange are the settings a resumed run may take with different
 // values, because they say how much to do, what the machine offers or
-// what to call the run, not what is learnt: more iterations, other
-// threads, sequences, cache and memory bounds, another evaluation
+// what to call the run, not what is learnt: another number of iterations
+// (Open refuses fewer than those finished), other threads, sequences, cache and memory bounds, another evaluation
 // schedule, another label. A key ending in "." covers its whole section.
 var resumeMayChange = []string{
 	"iterations", "threads", "rollout.parallel", "rollout.kv_cache_mib", "lora.memory_mib", "eval.", "label",
@@ -54,7 +55,7 @@ func checkResumedConfig(dir string, cfg Config, st State) error {
 	}
 	var changed []string
 	for key, v := range now {
-		if was[key] != v && !slices.ContainsFunc(mayChange, func(k string) bool { return coversKey(k, key) }) {
+		if was[key] != v && !sameFile(was[key], v) && !slices.ContainsFunc(mayChange, func(k string) bool { return coversKey(k, key) }) {
 			changed = append(changed, fmt.Sprintf("%s: %s, now %s", key, was[key], v))
 		}
 	}
@@ -70,6 +71,17 @@ func checkResumedConfig(dir string, cfg Config, st State) error {
 // key.
 func coversKey(k, key string) bool {
 	return key == k || strings.HasSuffix(k, ".") && strings.HasPrefix(key, k)
+}
+
+// sameFile tells whether two settings name one existing file by two
+// paths (relative from another directory, or absolute).
+func sameFile(a, b string) bool {
+	fa, err := os.Stat(a)
+	if err != nil {
+		return false
+	}
+	fb, err := os.Stat(b)
+	return err == nil && os.SameFile(fa, fb)
 }
 
 // flatConfig is the configuration as dotted keys (rollout.tasks) and

@@ -241,7 +241,7 @@ func TestResumeKeepsItsSettings(t *testing.T) {
 	}
 	allowed := func(what string, cfg Config) {
 		t.Helper()
-		if err := resume(cfg); err == nil || strings.Contains(err.Error(), "other settings") {
+		if err := resume(cfg); err == nil || !strings.Contains(err.Error(), "no-model.gguf") {
 			t.Fatalf("resume with another %s: want it to pass the settings check and fail on the missing model, got %v", what, err)
 		}
 	}
@@ -261,7 +261,22 @@ func TestResumeKeepsItsSettings(t *testing.T) {
 	changed.NLAC.LR *= 2 // a GRPO run reads no nlac setting
 	allowed("iterations, threads, eval episodes, label and nlac.lr", changed)
 
+	// The same file by another path.
 	changed = resumeConfig()
+	changed.Model = filepath.Join(dir, "config.yaml")
+	started.Model = dir + "/./config.yaml"
+	if text, err = started.YAML(); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	allowed("spelling of the model's path", changed) // config.yaml now names it as changed does
+	was := changed.Model
+	changed.Model = filepath.Join(dir, "state.json")
+	refused("model file", changed, "model: "+was+", now "+changed.Model)
+	changed.Model = was
+
 	changed.InitAdapter = "elsewhere/actor.gguf"
 	refused("init_adapter before the actor started from it", changed, "init_adapter: , now elsewhere/actor.gguf")
 	if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"iteration": 1, "iterations": 4}`), 0o644); err != nil {

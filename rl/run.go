@@ -104,11 +104,11 @@ type Run struct {
 	phase   time.Time
 	started time.Time // of this process's part of the run
 	wall0   float64   // wall seconds before this process
-	// updateSteps counts the iteration's optimiser steps for the progress
-	// lines of long updates, the last of which was written at
-	// updateLogged; fineTuning silences them while a fine-tuning writes
-	// its own, with an ETA.
-	updateSteps  int
+	// updateSteps counts the iteration's optimiser steps of each adapter
+	// for the progress lines of long updates, the last of which was
+	// written at updateLogged; fineTuning silences them while a
+	// fine-tuning writes its own, with an ETA.
+	updateSteps  map[string]int
 	updateLogged time.Time
 	fineTuning   bool
 }
@@ -265,7 +265,7 @@ func (r *Run) CheckpointDir(it int) string {
 func (r *Run) BeginIteration(it int) {
 	r.metrics = Metrics{Iteration: it, PhaseSeconds: map[string]float64{}, Losses: map[string]float64{}, Metrics: map[string]float64{}}
 	r.phase = time.Now()
-	r.updateSteps, r.updateLogged = 0, r.phase
+	r.updateSteps, r.updateLogged = map[string]int{}, r.phase
 }
 
 // endPhase adds the time since the last phase ended to the named phase.

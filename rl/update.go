@@ -57,14 +57,18 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 	}
 	r.State.GradSteps++
 	r.State.TrainTokens += int64(res.Tokens)
-	r.updateSteps++
+	adapter := r.Trainer.ActiveAdapter()
+	if r.updateSteps == nil { // an update outside an iteration
+		r.updateSteps = map[string]int{}
+	}
+	r.updateSteps[adapter]++
 	// An update of a real model takes minutes: it says how it goes every
 	// half minute (its first step after the rollouts at once).
 	if !r.fineTuning && time.Since(r.updateLogged) > 30*time.Second {
 		r.updateLogged = time.Now()
 		secs := time.Since(start).Seconds()
 		r.logf("  update of the %s: step %d of the iteration, loss %.4f, %d tokens in %s (%.0f tok/s)",
-			r.Trainer.ActiveAdapter(), r.updateSteps, res.Loss, res.Tokens, round(secs), float64(res.Tokens)/secs)
+			adapter, r.updateSteps[adapter], res.Loss, res.Tokens, round(secs), float64(res.Tokens)/secs)
 	}
 	return res, nil
 }

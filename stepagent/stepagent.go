@@ -59,11 +59,17 @@ func run(ctx context.Context, r *rl.Run) error {
 			return err
 		}
 	}
-	err := r.WarmStartWith(ctx, func() ([]train.Sequence, error) {
+	// The held-out probe (stepagent.probe): the same expert steps measured
+	// in every cycle. Neither the warm start nor the cycles see them.
+	pool, probe, err := holdOutProbe(ctx, r, file, c.Probe)
+	if err != nil {
+		return err
+	}
+	err = r.WarmStartWith(ctx, func() ([]train.Sequence, error) {
 		if file == nil {
 			return r.Demonstrations(ctx, r.Config.WarmStart.Demos)
 		}
-		return fileSequences(r, file, r.Config.WarmStart.Demos)
+		return fileSequences(r, pool, r.Config.WarmStart.Demos)
 	})
 	if err != nil {
 		return err
@@ -79,13 +85,6 @@ func run(ctx context.Context, r *rl.Run) error {
 		if judge.no, err = r.SingleToken(c.NegativeToken); err != nil {
 			return fmt.Errorf("stepagent.negative_token: %w", err)
 		}
-	}
-
-	// The held-out probe (stepagent.probe): the same expert steps measured
-	// in every cycle; cycles inspect the other trajectories.
-	pool, probe, err := holdOutProbe(ctx, r, file, c.Probe)
-	if err != nil {
-		return err
 	}
 
 	for cycle := r.State.Iteration + 1; cycle <= r.Config.Iterations; cycle++ {

@@ -306,3 +306,33 @@ func TestStepAgentIRLRun(t *testing.T) {
 		}
 	}
 }
+
+// TestProbeIsHeldOutOfTheWarmStart: with an expert file, the probe's
+// conversations (the file's last) are neither trained on by the warm
+// start, which asks for more demonstrations than the file has, nor
+// inspected by the cycles.
+func TestProbeIsHeldOutOfTheWarmStart(t *testing.T) {
+	dir := t.TempDir()
+	line := `{"messages": [{"role": "system", "content": "Do as told. Answer with Action: WORD"}, {"role": "user", "content": "Say go."}, {"role": "assistant", "content": "Action: go"}, {"role": "user", "content": "Say stop."}, {"role": "assistant", "content": "Action: stop"}]}`
+	file := filepath.Join(dir, "experts.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Repeat(line+"\n", 6)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	cfg := sayConfig("implicit", 1)
+	cfg.StepAgent.Expert, cfg.StepAgent.Probe, cfg.StepAgent.Trajectories = file, 2, 2
+	cfg.WarmStart.Demos = 64
+	var log strings.Builder
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: filepath.Join(dir, "run"),
+		NewEnv: func() envs.Env { return &say{} }, Progress: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "warm start: 4 sequences") {
+		t.Fatalf("want the warm start on the 4 conversations before the 2 of the probe; log:\n%s", log.String())
+	}
+	m := readMetrics(t, filepath.Join(dir, "run"))[0]
+	if m.Metrics["steps"] != 4 || m.Metrics["probe_agreement"] != m.Metrics["step_agreement"] {
+		t.Fatalf("cycle 1: %v inspected steps (want 2 conversations x 2), probe agreement %v, inspection %v",
+			m.Metrics["steps"], m.Metrics["probe_agreement"], m.Metrics["step_agreement"])
+	}
+}

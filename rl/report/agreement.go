@@ -176,9 +176,11 @@ func runsWith(runs []Run, key string) []Run {
 	return out
 }
 
-// writeAgreementTable writes the markdown table of the greedy step
-// agreement by cycle of env's runs that log it (nothing when none do),
-// with the figure's link when figureDir is set.
+// writeAgreementTable writes the markdown tables of the greedy step
+// agreement by cycle of env's runs that log it (nothing when none do): one
+// on each cycle's inspected steps, one on the held-out probe where runs
+// have one; with the figure's link when figureDir is set. A cell averaged
+// over fewer seeds than cycle 1 says how many (n=).
 func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix string) {
 	runs = runsWith(runs, stepAgreement)
 	if len(runs) == 0 {

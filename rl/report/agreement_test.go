@@ -86,7 +86,7 @@ func TestAgreementTable(t *testing.T) {
 		t.Errorf("report links a success curve for runs without training episodes:\n%s", out)
 	}
 	if !strings.Contains(out, "| stepagent | tiny | 1 of 2 | – | – | – | – |") {
-		t.Errorf("stepagent row should have no figures (not evaluated, no training episodes):\n%s", out)
+		t.Errorf("stepagent row should have no numbers (not evaluated, no training episodes):\n%s", out)
 	}
 
 	// Without StepAgent runs the section is not there.

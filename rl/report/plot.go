@@ -2,6 +2,7 @@ package report
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -32,8 +33,9 @@ import (
 //     actions' log-likelihood by cycle.
 //
 // A figure without data (a run that has not finished an iteration, a run
-// that logs no loss, an SFT run not yet evaluated) is not written, and dir
-// is only created when there is something to write. Each file is replaced
+// that logs no loss, an SFT run not yet evaluated) is not written, and an
+// older file of that name is removed; dir is only created when there is
+// something to write. Each file is replaced
 // atomically, so a report read while a run is being plotted never shows a
 // truncated image.
 func Plot(run Run, dir string) error {
@@ -48,13 +50,18 @@ func Plot(run Run, dir string) error {
 	}
 	for _, f := range figures {
 		plots, w, h := f.make(run)
+		path := filepath.Join(dir, f.name)
 		if plots == nil {
+			// A figure drawn before the run's data said otherwise (an
+			// older version's reward plot of an SFT run) goes.
+			if err := os.Remove(path); err != nil && !errors.Is(err, os.ErrNotExist) {
+				return fmt.Errorf("plot %s: %w", run.Dir, err)
+			}
 			continue
 		}
 		if err := os.MkdirAll(dir, 0o755); err != nil {
 			return fmt.Errorf("plot %s: %w", run.Dir, err)
 		}
-		path := filepath.Join(dir, f.name)
 		if err := savePNG(path, plots, w, h); err != nil {
 			return fmt.Errorf("plot %s: %w", run.Dir, err)
 		}
@@ -67,8 +74,8 @@ func Plot(run Run, dir string) error {
 // per env, one line per algorithm. Seeds are aligned by iteration index;
 // where seeds have run for different numbers of iterations, a point averages
 // the seeds that reached it, and its gradient step is the mean of theirs.
-// Runs without iterations are left out; when no run has any, nothing is
-// written.
+// Runs without iterations that played episodes are left out; when no run
+// has any, nothing is written.
 func Curves(runs []Run, path string) error {
 	// An algorithm keeps its colour across panels.
 	colors := map[string]int{}
@@ -99,7 +106,8 @@ func Curves(runs []Run, path string) error {
 
 // WriteCurves writes one Curves figure per env into dir, named
 // CurvesFile(prefix, env) as WriteMarkdown links them, and returns the
-// paths it wrote. Envs whose runs have no iteration get no file.
+// paths it wrote. Envs whose runs have no iteration that played episodes
+// get no file.
 func WriteCurves(runs []Run, dir, prefix string) ([]string, error) {
 	var paths []string
 	for _, env := range envsOf(runs) {
@@ -137,7 +145,7 @@ func fileSafe(s string) string {
 }
 
 // curvePanel returns the panel of one env, or nil when none of its runs has
-// an iteration.
+// an iteration that played episodes.
 func curvePanel(env string, runs []Run, colors map[string]int) *plot.Plot {
 	p := newPlot(env+": training success", "gradient steps", "success rate")
 	p.Y.Min, p.Y.Max = 0, 1
@@ -151,7 +159,7 @@ func curvePanel(env string, runs []Run, colors map[string]int) *plot.Plot {
 		}
 		seeds := 0
 		for _, r := range algRuns {
-			if len(r.Metrics) > 0 {
+			if slices.ContainsFunc(r.Metrics, playedEpisodes) {
 				seeds++
 			}
 		}
