@@ -129,6 +129,10 @@ func TestParseJudgement(t *testing.T) {
 		"The action looks optimal to me.":                              Unparsed,
 		"":                                                             Unparsed,
 		"Judgement: unclear":                                           Unparsed,
+		"Outcome: Optimal":                                             Optimal,
+		"Next: the cart.\nVerdict: suboptimal":                         Suboptimal,
+		"Outcome: success (score 1.00).":                               Unparsed,
+		"Outcome: suboptimal\nJudgement: optimal":                      Optimal,
 	}
 	for text, want := range cases {
 		if got := ParseJudgement(text); got != want {
