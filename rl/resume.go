@@ -13,8 +13,8 @@ import (
 // resumeMayChange are the settings a resumed run may take with different
 // values, because they say how much to do, what the machine offers or
 // what to call the run, not what is learnt: another number of iterations
-// (Open refuses fewer than those finished), other threads, sequences, cache and memory bounds, another evaluation
-// schedule, another label. A key ending in "." covers its whole section.
+// (Open refuses fewer than those finished), other threads, sequences,
+// cache and memory bounds, another evaluation schedule, another label. A key ending in "." covers its whole section.
 var resumeMayChange = []string{
 	"iterations", "threads", "rollout.parallel", "rollout.kv_cache_mib", "lora.memory_mib", "eval.", "label",
 }

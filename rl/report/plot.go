@@ -35,9 +35,8 @@ import (
 // A figure without data (a run that has not finished an iteration, a run
 // that logs no loss, an SFT run not yet evaluated) is not written, and an
 // older file of that name is removed; dir is only created when there is
-// something to write. Each file is replaced
-// atomically, so a report read while a run is being plotted never shows a
-// truncated image.
+// something to write. Each file is replaced atomically, so a report read
+// while a run is being plotted never shows a truncated image.
 func Plot(run Run, dir string) error {
 	figures := []struct {
 		name string
