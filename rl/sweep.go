@@ -24,7 +24,13 @@ import (
 // finished runs and resumes unfinished ones, so a long grid can be carried
 // on across many sittings.
 type Sweep struct {
-	Out        string   `yaml:"out"`
+	Out string `yaml:"out"`
+	// Record, where set, is a directory (relative to the sweep file, like
+	// out) that keeps each finished run's small files (config, state,
+	// metrics, evaluations, the critic's notes; docs/runs.md) and the
+	// sweep's report, meant to be committed: a sweep started where out is
+	// empty restores the recorded runs instead of training them again.
+	Record     string   `yaml:"record"`
 	Algorithms []string `yaml:"algorithms"`
 	Envs       []string `yaml:"envs"`
 	Seeds      []uint64 `yaml:"seeds"`
@@ -95,6 +101,12 @@ func ReadSweep(path string) (Sweep, error) {
 	}
 	if !filepath.IsAbs(s.Out) {
 		s.Out = filepath.Join(filepath.Dir(path), s.Out)
+	}
+	if s.Record != "" && !filepath.IsAbs(s.Record) {
+		s.Record = filepath.Join(filepath.Dir(path), s.Record)
+	}
+	if s.Record != "" && filepath.Clean(s.Record) == filepath.Clean(s.Out) {
+		return s, fmt.Errorf("sweep %s: record must be another directory than out", path)
 	}
 	for _, sp := range s.Eval.Splits {
 		if _, err := envs.ParseSplit(string(sp)); err != nil {
@@ -173,12 +185,24 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 	if err := os.MkdirAll(s.Out, 0o755); err != nil {
 		return err
 	}
+	unlock, err := lockSweep(s.Out)
+	if err != nil {
+		return err
+	}
+	defer unlock()
 	logf := func(format string, args ...any) {
 		if se.Progress != nil {
 			fmt.Fprintf(se.Progress, format+"\n", args...)
 		}
 	}
 	cells := s.cells()
+	restored, err := s.restoreRecorded(cells)
+	if err != nil {
+		return err
+	}
+	for _, name := range restored {
+		logf("sweep: %s restored from the record %s (finished there; its adapters are not kept)", name, s.Record)
+	}
 	// Every run of the grid has its directory and configuration from the
 	// start, so that the report names the runs not started yet.
 	for _, cell := range cells {
@@ -227,6 +251,11 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 			logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
 				sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
 		}
+		if s.Record != "" {
+			if err := s.recordRun(dir); err != nil {
+				return err
+			}
+		}
 		if err := s.writeReport(); err != nil {
 			return err
 		}
@@ -254,7 +283,8 @@ func (s *Sweep) declare(c sweepCell) error {
 	return writeFileAtomic(filepath.Join(dir, "config.yaml"), text)
 }
 
-// writeReport compares the sweep's runs in out/report.md.
+// writeReport compares the sweep's runs in out/report.md, and in the
+// record's report.md where the sweep keeps one.
 func (s *Sweep) writeReport() error {
 	runs, err := report.ReadRuns(s.Out)
 	if err != nil {
@@ -264,8 +294,14 @@ func (s *Sweep) writeReport() error {
 	if len(s.Eval.Splits) > 0 {
 		split = string(s.Eval.Splits[0])
 	}
-	_, _, err = report.Write(runs, filepath.Join(s.Out, "report.md"), report.Options{Split: split, Title: "Sweep " + filepath.Base(s.Out)})
-	return err
+	opts := report.Options{Split: split, Title: "Sweep " + filepath.Base(s.Out)}
+	if _, _, err = report.Write(runs, filepath.Join(s.Out, "report.md"), opts); err != nil {
+		return err
+	}
+	if s.Record == "" {
+		return nil
+	}
+	return s.writeRecordReport(runs, opts)
 }
 
 // readState reads a run directory's state; started is false where there

@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -67,6 +68,7 @@ func TestSweepErrors(t *testing.T) {
 		{"out: x\nalgorithms: [reinforce]\nenvs: [math]\nseeds: [1]\n", `algorithm "reinforce"`},
 		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\noverrides: {ppo: [ppo.lr=1]}\n", `overrides for "ppo"`},
 		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [dev]}\n", "eval.splits"},
+		{"out: x\nrecord: ./x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\n", "record must be another directory"},
 	} {
 		if _, err := ReadSweep(writeConfig(t, c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error containing %q", c.text, err, c.want)
@@ -76,10 +78,14 @@ func TestSweepErrors(t *testing.T) {
 
 // TestRunSweep runs a small grid to the end, then again: the second time
 // every run is finished and evaluated, so nothing is trained or evaluated
-// again, and the report compares both methods.
+// again, and the report compares both methods. Then the run directories
+// are lost, as with a new machine: the record brings both runs back; with
+// the GRPO run missing from the record too, SFT trains again because GRPO
+// starts from its adapter.
 func TestRunSweep(t *testing.T) {
 	model := tinyModel(t)
-	path := writeConfig(t, `out: grid
+	sweepText := `out: grid
+record: record
 algorithms: [sft, grpo]
 envs: [guess]
 seeds: [1]
@@ -93,7 +99,8 @@ config:
   lora: {rank: 8, batch_tokens: 1024}
   sft: {demos: 8, batch_tokens: 512}
   grpo: {group: 2, minibatches: 1}
-`)
+`
+	path := writeConfig(t, sweepText)
 	s, err := ReadSweep(path)
 	if err != nil {
 		t.Fatal(err)
@@ -127,4 +134,81 @@ config:
 	if strings.Contains(log.String(), "sweep: run") || strings.Contains(log.String(), "on test") {
 		t.Fatalf("the second pass trained or evaluated again:\n%s", log.String())
 	}
+
+	recorded, err := os.ReadFile(filepath.Join(s.Record, "report.md"))
+	if err != nil || !strings.Contains(string(recorded), "| grpo |") {
+		t.Fatalf("record's report: %v\n%s", err, recorded)
+	}
+	for _, f := range []string{"config.yaml", "state.json", "metrics.jsonl", "eval/test.json"} {
+		if _, err := os.Stat(filepath.Join(s.Record, "guess-grpo-seed1", f)); err != nil {
+			t.Fatalf("record: %v", err)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(s.Record, "guess-sft-seed1", "adapters")); err == nil {
+		t.Fatal("the record keeps adapters")
+	}
+
+	// A new machine: the record restores both runs.
+	if err := os.RemoveAll(s.Out); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Count(log.String(), "restored from the record") != 2 || strings.Contains(log.String(), "sweep: run") {
+		t.Fatalf("want both runs restored, none trained:\n%s", log.String())
+	}
+	if st, _, err := readState(filepath.Join(s.Out, "guess-grpo-seed1")); err != nil || !st.Finished {
+		t.Fatalf("restored grpo: %+v, %v", st, err)
+	}
+
+	// A record made with other settings is not restored.
+	other, err := ReadSweep(writeConfig(t, strings.Replace(sweepText, "group: 2", "group: 3", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	other.Out, other.Record = s.Out, s.Record
+	if ok, err := other.restorable(sweepCell{"grpo", "guess", 1}); ok || err != nil {
+		t.Fatalf("a record of grpo.group 2 restorable for group 3: %v, %v", ok, err)
+	}
+
+	// The GRPO run lost from the record too: it trains, and SFT with it.
+	for _, dir := range []string{s.Out, filepath.Join(s.Record, "guess-grpo-seed1")} {
+		if err := os.RemoveAll(dir); err != nil {
+			t.Fatal(err)
+		}
+	}
+	log.Reset()
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, want := range []string{"guess-sft-seed1 (new)", "guess-grpo-seed1 (new)"} {
+		if !strings.Contains(log.String(), want) {
+			t.Fatalf("want %q in the log:\n%s", want, log.String())
+		}
+	}
+	if strings.Contains(log.String(), "restored from the record") {
+		t.Fatalf("sft restored though grpo needs its adapter:\n%s", log.String())
+	}
+}
+
+// TestSweepLock: a second sweep in a directory in use is refused, naming
+// the process that holds it, and may start once the first has ended.
+func TestSweepLock(t *testing.T) {
+	out := t.TempDir()
+	unlock, err := lockSweep(out)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lockSweep(out); err == nil || !strings.Contains(err.Error(), "another sweep is running") ||
+		!strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
+		t.Fatalf("second lock: %v", err)
+	}
+	unlock()
+	unlock, err = lockSweep(out)
+	if err != nil {
+		t.Fatalf("lock after unlock: %v", err)
+	}
+	unlock()
 }

@@ -204,7 +204,9 @@ func sweepCommand() *cli.Command {
 		ArgsUsage: "FILE.yaml",
 		Description: "The file names out (the sweep's directory), algorithms, envs, seeds, eval (splits and episodes)\n" +
 			"and config (the base settings of every run). Finished runs are skipped, unfinished ones resumed;\n" +
-			"after each run OUT/report.md compares what has finished and lists what is missing.",
+			"after each run OUT/report.md compares what has finished and lists what is missing. With record (a directory\n" +
+			"to commit), each finished run's metrics, evaluations and settings are kept there, and a sweep started\n" +
+			"where out lacks them restores them instead of training them again (docs/runs.md, Sweeps).",
 		Action: func(c *cli.Context) error {
 			if c.Args().Len() != 1 {
 				return errors.New("sweep: name one sweep file (FILE.yaml)")

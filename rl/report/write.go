@@ -16,6 +16,13 @@ func Write(runs []Run, out string, opts Options) (Table, []string, error) {
 			return Table{}, nil, err
 		}
 	}
+	return WriteComparison(runs, out, opts)
+}
+
+// WriteComparison is Write without each run's plots: the figures beside
+// out and the markdown comparison at out. Runs are only read, so their
+// directories need not exist (a sweep's record names them by name).
+func WriteComparison(runs []Run, out string, opts Options) (Table, []string, error) {
 	prefix := strings.TrimSuffix(filepath.Base(out), filepath.Ext(out)) + "-"
 	curves, err := WriteCurves(runs, filepath.Dir(out), prefix)
 	if err != nil {
