@@ -19,19 +19,27 @@ var recordedFiles = []string{"config.yaml", "state.json", "metrics.jsonl", "eval
 // recordRun copies the recorded files of the run in dir to the record's
 // directory of the same name, replacing what an earlier copy held.
 func (s *Sweep) recordRun(dir string) error {
-	to := filepath.Join(s.Record, filepath.Base(dir))
+	if err := copyRecordedFiles(dir, filepath.Join(s.Record, filepath.Base(dir))); err != nil {
+		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
+	}
+	return nil
+}
+
+// copyRecordedFiles copies the recordedFiles of the run directory from to
+// the run directory to.
+func copyRecordedFiles(from, to string) error {
 	for _, pattern := range recordedFiles {
-		files, err := filepath.Glob(filepath.Join(dir, pattern))
+		files, err := filepath.Glob(filepath.Join(from, pattern))
 		if err != nil {
 			return err
 		}
 		for _, f := range files {
-			rel, err := filepath.Rel(dir, f)
+			rel, err := filepath.Rel(from, f)
 			if err != nil {
 				return err
 			}
 			if err := copyFile(f, filepath.Join(to, rel)); err != nil {
-				return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
+				return err
 			}
 		}
 	}
@@ -99,21 +107,8 @@ func (s *Sweep) restoreRecorded(cells []sweepCell) ([]string, error) {
 		if !restorable[c] || (s.InitFromSFT && c.algorithm == "sft" && s.adapterNeeded(c, cells, restorable)) {
 			continue
 		}
-		dir := filepath.Join(s.Out, c.name())
-		for _, pattern := range recordedFiles {
-			files, err := filepath.Glob(filepath.Join(s.Record, c.name(), pattern))
-			if err != nil {
-				return nil, err
-			}
-			for _, f := range files {
-				rel, err := filepath.Rel(filepath.Join(s.Record, c.name()), f)
-				if err != nil {
-					return nil, err
-				}
-				if err := copyFile(f, filepath.Join(dir, rel)); err != nil {
-					return nil, fmt.Errorf("restore %s from the record: %w", c.name(), err)
-				}
-			}
+		if err := copyRecordedFiles(filepath.Join(s.Record, c.name()), filepath.Join(s.Out, c.name())); err != nil {
+			return nil, fmt.Errorf("restore %s from the record: %w", c.name(), err)
 		}
 		restored = append(restored, c.name())
 	}
