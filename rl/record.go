@@ -7,17 +7,20 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/agentrl/agentrl/rl/report"
 )
 
 // recordedFiles are the files of a run directory a sweep's record keeps:
 // what reports read and what the critic said, a few kilobytes a run, not
-// the adapters, checkpoints and trajectories (megabytes each).
-var recordedFiles = []string{"config.yaml", "state.json", "metrics.jsonl", "eval/*.json", "nlac/*.md"}
+// the adapters, checkpoints and trajectories (megabytes each). state.json
+// comes last: it says the run finished, so a copy cut short leaves a run
+// that is not (yet) finished rather than one with its results missing.
+var recordedFiles = []string{"config.yaml", "metrics.jsonl", "eval/*.json", "nlac/*.md", "state.json"}
 
-// recordRun copies the recorded files of the run in dir to the record's
-// directory of the same name, replacing what an earlier copy held.
+// recordRun replaces the record's copy of the run in dir with its
+// recorded files.
 func (s *Sweep) recordRun(dir string) error {
 	if err := copyRecordedFiles(dir, filepath.Join(s.Record, filepath.Base(dir))); err != nil {
 		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
@@ -25,9 +28,21 @@ func (s *Sweep) recordRun(dir string) error {
 	return nil
 }
 
-// copyRecordedFiles copies the recordedFiles of the run directory from to
-// the run directory to.
+// copyRecordedFiles replaces the recordedFiles of the run directory to
+// with those of the run directory from (what to held of them and from
+// does not, a stale evaluation say, goes).
 func copyRecordedFiles(from, to string) error {
+	for _, pattern := range recordedFiles {
+		stale, err := filepath.Glob(filepath.Join(to, pattern))
+		if err != nil {
+			return err
+		}
+		for _, f := range stale {
+			if err := os.Remove(f); err != nil {
+				return err
+			}
+		}
+	}
 	for _, pattern := range recordedFiles {
 		files, err := filepath.Glob(filepath.Join(from, pattern))
 		if err != nil {
@@ -47,84 +62,85 @@ func copyRecordedFiles(from, to string) error {
 }
 
 // restorable reports whether the record holds cell as a finished run the
-// sweep would run again as it stands: the same settings (checked as a
-// resume checks them, with as many iterations) and an evaluation on every
-// split the sweep asks for. Restored, such a run need not train again.
-func (s *Sweep) restorable(c sweepCell) (bool, error) {
+// sweep would run again as it stands: the same settings (compared as a
+// resume compares them, with as many iterations), an evaluation on every
+// split the sweep asks for, and, for a run that starts from its seed's
+// SFT adapter, an SFT start that is restorable or finished here too.
+// Where the record has the run finished but it is not restorable, why
+// says why.
+func (s *Sweep) restorable(c sweepCell) (ok bool, why string, err error) {
 	dir := filepath.Join(s.Record, c.name())
 	st, started, err := readState(dir)
 	if err != nil || !started || !st.Finished {
-		return false, err
+		return false, "", err
 	}
 	cfg, err := s.config(c)
 	if err != nil {
-		return false, err
+		return false, "", err
 	}
 	if cfg.Iterations != st.Iterations {
-		return false, nil
+		return false, fmt.Sprintf("recorded with %d iterations, now %d", st.Iterations, cfg.Iterations), nil
 	}
-	if err := checkResumedConfig(dir, cfg, st); err != nil {
-		return false, nil
+	changed, err := changedSettings(dir, cfg, st)
+	if err != nil {
+		return false, err.Error(), nil
+	}
+	if len(changed) > 0 {
+		return false, "recorded with other settings: " + strings.Join(changed, "; "), nil
 	}
 	for _, split := range s.Eval.Splits {
 		if s.Eval.Episodes == 0 {
 			break
 		}
 		if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err != nil {
-			return false, nil
+			return false, "not evaluated on " + string(split), nil
 		}
 	}
-	return true, nil
+	if s.InitFromSFT && c.algorithm != "sft" {
+		sft := sweepCell{"sft", c.env, c.seed}
+		if st, _, err := readState(filepath.Join(s.Out, sft.name())); err == nil && st.Finished {
+			return true, "", nil
+		}
+		if ok, _, err := s.restorable(sft); err != nil || !ok {
+			return false, "its SFT start " + sft.name() + " is not restorable", err
+		}
+	}
+	return true, "", nil
 }
 
 // restoreRecorded copies back from the record the finished runs that this
 // machine has not started, so that a sweep continued on another machine
-// (or after its run directories were lost) does not train them again. An
-// SFT run stays unrestored while another run of its env and seed still has
-// to start from its adapter, which the record does not keep: it trains
-// again (the same settings and seed give the same adapter). It returns the
-// names of the runs restored.
-func (s *Sweep) restoreRecorded(cells []sweepCell) ([]string, error) {
+// (or after its run directories were lost) does not train them again,
+// and logs why a recorded run is not restored. A restored run has no
+// adapters: RunSweep trains it again should a later run start from it.
+func (s *Sweep) restoreRecorded(cells []sweepCell, logf func(string, ...any)) error {
 	if s.Record == "" {
-		return nil, nil
+		return nil
 	}
-	restorable := map[sweepCell]bool{}
 	for _, c := range cells {
-		if _, started, err := readState(filepath.Join(s.Out, c.name())); err != nil || started {
+		dir := filepath.Join(s.Out, c.name())
+		if _, started, err := readState(dir); err != nil || started {
 			if err != nil {
-				return nil, err
+				return err
 			}
 			continue
 		}
-		ok, err := s.restorable(c)
+		ok, why, err := s.restorable(c)
 		if err != nil {
-			return nil, err
+			return err
 		}
-		restorable[c] = ok
-	}
-	var restored []string
-	for _, c := range cells {
-		if !restorable[c] || (s.InitFromSFT && c.algorithm == "sft" && s.adapterNeeded(c, cells, restorable)) {
+		if !ok {
+			if why != "" {
+				logf("sweep: %s not restored from the record, trained anew: %s", c.name(), why)
+			}
 			continue
 		}
-		if err := copyRecordedFiles(filepath.Join(s.Record, c.name()), filepath.Join(s.Out, c.name())); err != nil {
-			return nil, fmt.Errorf("restore %s from the record: %w", c.name(), err)
+		if err := copyRecordedFiles(filepath.Join(s.Record, c.name()), dir); err != nil {
+			return fmt.Errorf("restore %s from the record: %w", c.name(), err)
 		}
-		restored = append(restored, c.name())
+		logf("sweep: %s restored from the record %s (finished there; its adapters are not kept)", c.name(), s.Record)
 	}
-	return restored, nil
-}
-
-// adapterNeeded reports whether a run that starts from the SFT run sft
-// will train here: neither finished on this machine nor restorable.
-func (s *Sweep) adapterNeeded(sft sweepCell, cells []sweepCell, restorable map[sweepCell]bool) bool {
-	return slices.ContainsFunc(cells, func(c sweepCell) bool {
-		if c.algorithm == "sft" || c.env != sft.env || c.seed != sft.seed || restorable[c] {
-			return false
-		}
-		st, _, err := readState(filepath.Join(s.Out, c.name()))
-		return err != nil || !st.Finished
-	})
+	return nil
 }
 
 // writeRecordReport writes the record's report.md: the sweep's comparison

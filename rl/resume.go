@@ -26,23 +26,37 @@ var algorithmSections = []string{"sft", "grpo", "ppo", "eto", "stepagent", "nlac
 // checkResumedConfig refuses to resume the run in dir, which stands at
 // st, with settings that differ from those it was started with: its
 // checkpoints, metrics and config.yaml would then describe a run that
-// never happened. Besides resumeMayChange, the sections of other
-// algorithms may differ (a run reads only its own), and init_adapter once
-// the actor has started from it (a sweep moved elsewhere names it by
-// another path).
+// never happened.
 func checkResumedConfig(dir string, cfg Config, st State) error {
-	path := filepath.Join(dir, "config.yaml")
-	started, err := LoadConfig(path, nil)
+	changed, err := changedSettings(dir, cfg, st)
 	if err != nil {
 		return fmt.Errorf("--resume: %w", err)
 	}
+	if len(changed) == 0 {
+		return nil
+	}
+	return fmt.Errorf("%s was started with other settings than this resume asks for (%s); resume it with the settings of %s, or start a new run in another directory (init_adapter can start it from this run's adapter)",
+		dir, strings.Join(changed, "; "), filepath.Join(dir, "config.yaml"))
+}
+
+// changedSettings lists, as "key: was, now v", the settings of cfg that
+// differ from those the run in dir (standing at st) was started with and
+// may not change on resume. Besides resumeMayChange, the sections of other
+// algorithms may differ (a run reads only its own), and init_adapter once
+// the actor has started from it (a sweep moved elsewhere names it by
+// another path).
+func changedSettings(dir string, cfg Config, st State) ([]string, error) {
+	started, err := LoadConfig(filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		return nil, err
+	}
 	was, err := flatConfig(started)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	now, err := flatConfig(cfg)
 	if err != nil {
-		return err
+		return nil, err
 	}
 	mayChange := slices.Clone(resumeMayChange)
 	for _, alg := range algorithmSections {
@@ -59,12 +73,8 @@ func checkResumedConfig(dir string, cfg Config, st State) error {
 			changed = append(changed, fmt.Sprintf("%s: %s, now %s", key, was[key], v))
 		}
 	}
-	if len(changed) == 0 {
-		return nil
-	}
 	slices.Sort(changed)
-	return fmt.Errorf("%s was started with other settings than this resume asks for (%s); resume it with the settings of %s, or start a new run in another directory (init_adapter can start it from this run's adapter)",
-		dir, strings.Join(changed, "; "), path)
+	return changed, nil
 }
 
 // coversKey tells whether the setting or section k (ending in ".") holds

@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"time"
 
 	"go.yaml.in/yaml/v3"
@@ -105,7 +106,7 @@ func ReadSweep(path string) (Sweep, error) {
 	if s.Record != "" && !filepath.IsAbs(s.Record) {
 		s.Record = filepath.Join(filepath.Dir(path), s.Record)
 	}
-	if s.Record != "" && filepath.Clean(s.Record) == filepath.Clean(s.Out) {
+	if s.Record != "" && sameDir(s.Record, s.Out) {
 		return s, fmt.Errorf("sweep %s: record must be another directory than out", path)
 	}
 	for _, sp := range s.Eval.Splits {
@@ -190,77 +191,133 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 		return err
 	}
 	defer unlock()
-	logf := func(format string, args ...any) {
-		if se.Progress != nil {
-			fmt.Fprintf(se.Progress, format+"\n", args...)
-		}
-	}
-	cells := s.cells()
-	restored, err := s.restoreRecorded(cells)
-	if err != nil {
+	r := sweepRunner{Sweep: &s, env: se, cells: s.cells()}
+	if err := s.restoreRecorded(r.cells, r.logf); err != nil {
 		return err
-	}
-	for _, name := range restored {
-		logf("sweep: %s restored from the record %s (finished there; its adapters are not kept)", name, s.Record)
 	}
 	// Every run of the grid has its directory and configuration from the
 	// start, so that the report names the runs not started yet.
-	for _, cell := range cells {
+	for _, cell := range r.cells {
 		if err := s.declare(cell); err != nil {
 			return err
 		}
 	}
-	for i, cell := range cells {
-		dir := filepath.Join(s.Out, cell.name())
-		cfg, err := s.config(cell)
-		if err != nil {
-			return err
-		}
-		st, started, err := readState(dir)
-		if err != nil {
-			return err
-		}
-		modelPath, err := se.ResolveModel(cfg.Model)
-		if err != nil {
-			return err
-		}
-		newEnv, err := se.LookupEnv(cfg.Env)
-		if err != nil {
-			return err
-		}
-		if !st.Finished {
-			logf("sweep: run %d of %d, %s (%s)", i+1, len(cells), cell.name(), map[bool]string{false: "new", true: fmt.Sprintf("resuming after iteration %d", st.Iteration)}[started])
-			start := time.Now()
-			err := Train(ctx, cfg, Options{ModelPath: modelPath, Dir: dir, NewEnv: newEnv, Resume: started, Progress: se.Progress})
-			if err != nil {
-				return fmt.Errorf("sweep %s: %w", cell.name(), err)
-			}
-			logf("sweep: %s finished in %s", cell.name(), time.Since(start).Round(time.Second))
-		}
-		for _, split := range s.Eval.Splits {
-			if s.Eval.Episodes == 0 {
-				break
-			}
-			if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err == nil {
-				continue
-			}
-			sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, s.Eval.Episodes, se.Progress)
-			if err != nil {
-				return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), split, err)
-			}
-			logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
-				sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
-		}
-		if s.Record != "" {
-			if err := s.recordRun(dir); err != nil {
-				return err
-			}
-		}
-		if err := s.writeReport(); err != nil {
+	for i, cell := range r.cells {
+		if err := r.run(ctx, i, cell); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// sweepRunner runs the cells of one sweep.
+type sweepRunner struct {
+	*Sweep
+	env   SweepEnv
+	cells []sweepCell
+}
+
+func (r *sweepRunner) logf(format string, args ...any) {
+	if r.env.Progress != nil {
+		fmt.Fprintf(r.env.Progress, format+"\n", args...)
+	}
+}
+
+// run trains or resumes the i-th cell unless it finished, evaluates it
+// on the splits it lacks, records it and rewrites the reports. A finished
+// run without its adapter (restored from the record) trains again where
+// the adapter is needed: to evaluate it, or as the start of a later run.
+func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
+	dir := filepath.Join(r.Out, cell.name())
+	cfg, err := r.config(cell)
+	if err != nil {
+		return err
+	}
+	st, started, err := readState(dir)
+	if err != nil {
+		return err
+	}
+	modelPath, err := r.env.ResolveModel(cfg.Model)
+	if err != nil {
+		return err
+	}
+	newEnv, err := r.env.LookupEnv(cfg.Env)
+	if err != nil {
+		return err
+	}
+	if st.Finished {
+		if changed, err := changedSettings(dir, cfg, st); err == nil && len(changed) > 0 {
+			r.logf("sweep: %s finished with other settings than the sweep file gives it now (%s); kept as it is", cell.name(), strings.Join(changed, "; "))
+		}
+		if len(r.unevaluated(dir)) > 0 && !hasActor(dir) {
+			if st, started, err = r.clear(cell, "to evaluate it"); err != nil {
+				return err
+			}
+		}
+	}
+	if !st.Finished {
+		if r.InitFromSFT && cell.algorithm != "sft" && !hasActor(filepath.Join(r.Out, sweepCell{"sft", cell.env, cell.seed}.name())) {
+			sft := sweepCell{"sft", cell.env, cell.seed}
+			if _, _, err := r.clear(sft, "as the start of "+cell.name()); err != nil {
+				return err
+			}
+			if err := r.run(ctx, slices.Index(r.cells, sft), sft); err != nil {
+				return err
+			}
+		}
+		r.logf("sweep: run %d of %d, %s (%s)", i+1, len(r.cells), cell.name(), map[bool]string{false: "new", true: fmt.Sprintf("resuming after iteration %d", st.Iteration)}[started])
+		start := time.Now()
+		err := Train(ctx, cfg, Options{ModelPath: modelPath, Dir: dir, NewEnv: newEnv, Resume: started, Progress: r.env.Progress})
+		if err != nil {
+			return fmt.Errorf("sweep %s: %w", cell.name(), err)
+		}
+		r.logf("sweep: %s finished in %s", cell.name(), time.Since(start).Round(time.Second))
+	}
+	for _, split := range r.unevaluated(dir) {
+		sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, r.Eval.Episodes, r.env.Progress)
+		if err != nil {
+			return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), split, err)
+		}
+		r.logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
+			sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
+	}
+	if r.Record != "" {
+		if err := r.recordRun(dir); err != nil {
+			return err
+		}
+	}
+	return r.writeReport()
+}
+
+// unevaluated lists the sweep's evaluation splits the run in dir has no
+// evaluation on.
+func (s *Sweep) unevaluated(dir string) []envs.Split {
+	if s.Eval.Episodes == 0 {
+		return nil
+	}
+	var out []envs.Split
+	for _, split := range s.Eval.Splits {
+		if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err != nil {
+			out = append(out, split)
+		}
+	}
+	return out
+}
+
+// clear empties the directory of a finished run that lacks its adapter,
+// so that it trains again, and says why; it returns the new run's state.
+func (r *sweepRunner) clear(c sweepCell, why string) (State, bool, error) {
+	r.logf("sweep: %s trains again %s: it has no actor adapter (a run restored from the record keeps none)", c.name(), why)
+	if err := os.RemoveAll(filepath.Join(r.Out, c.name())); err != nil {
+		return State{}, false, err
+	}
+	return State{}, false, r.declare(c)
+}
+
+// hasActor reports whether the run in dir has its actor adapter.
+func hasActor(dir string) bool {
+	_, err := os.Stat(filepath.Join(dir, "adapters", ActorAdapter+".gguf"))
+	return err == nil
 }
 
 // declare writes the configuration of a run that has none yet.
@@ -318,4 +375,12 @@ func readState(dir string) (st State, started bool, err error) {
 		return st, false, fmt.Errorf("%s/state.json: %w", dir, err)
 	}
 	return st, true, nil
+}
+
+// sameDir reports whether two paths name one directory, spelled alike or
+// not (relative, absolute, with dots).
+func sameDir(a, b string) bool {
+	absA, errA := filepath.Abs(a)
+	absB, errB := filepath.Abs(b)
+	return errA == nil && errB == nil && absA == absB
 }

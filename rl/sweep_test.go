@@ -79,9 +79,9 @@ func TestSweepErrors(t *testing.T) {
 // TestRunSweep runs a small grid to the end, then again: the second time
 // every run is finished and evaluated, so nothing is trained or evaluated
 // again, and the report compares both methods. Then the run directories
-// are lost, as with a new machine: the record brings both runs back; with
-// the GRPO run missing from the record too, SFT trains again because GRPO
-// starts from its adapter.
+// are lost, as with a new machine: the record brings both runs back, and
+// a method added to the grid trains after the SFT run it starts from,
+// whose adapter the record does not keep, has trained again.
 func TestRunSweep(t *testing.T) {
 	model := tinyModel(t)
 	sweepText := `out: grid
@@ -163,33 +163,38 @@ config:
 		t.Fatalf("restored grpo: %+v, %v", st, err)
 	}
 
-	// A record made with other settings is not restored.
+	// A record made with other settings is not restored, and says why.
 	other, err := ReadSweep(writeConfig(t, strings.Replace(sweepText, "group: 2", "group: 3", 1)))
 	if err != nil {
 		t.Fatal(err)
 	}
 	other.Out, other.Record = s.Out, s.Record
-	if ok, err := other.restorable(sweepCell{"grpo", "guess", 1}); ok || err != nil {
-		t.Fatalf("a record of grpo.group 2 restorable for group 3: %v, %v", ok, err)
+	if ok, why, err := other.restorable(sweepCell{"grpo", "guess", 1}); ok || err != nil || !strings.Contains(why, "grpo.group: 2, now 3") {
+		t.Fatalf("a record of grpo.group 2 for group 3: restorable %v (%q), %v", ok, why, err)
 	}
 
-	// The GRPO run lost from the record too: it trains, and SFT with it.
-	for _, dir := range []string{s.Out, filepath.Join(s.Record, "guess-grpo-seed1")} {
-		if err := os.RemoveAll(dir); err != nil {
-			t.Fatal(err)
-		}
+	// A method added to the grid on the new machine starts from the SFT
+	// adapter, which the restored SFT run lacks: SFT trains again first,
+	// GRPO stays as restored.
+	added, err := ReadSweep(writeConfig(t, strings.Replace(sweepText, "algorithms: [sft, grpo]", "algorithms: [sft, grpo, grpo-b]\nvariants: {grpo-b: {algorithm: grpo, set: [grpo.lr=0.001]}}", 1)))
+	if err != nil {
+		t.Fatal(err)
 	}
+	added.Out, added.Record = s.Out, s.Record
 	log.Reset()
-	if err := RunSweep(context.Background(), s, se); err != nil {
+	if err := RunSweep(context.Background(), added, se); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, want := range []string{"guess-sft-seed1 (new)", "guess-grpo-seed1 (new)"} {
+	for _, want := range []string{"guess-sft-seed1 trains again as the start of guess-grpo-b-seed1", "guess-sft-seed1 (new)", "guess-grpo-b-seed1 (new)"} {
 		if !strings.Contains(log.String(), want) {
 			t.Fatalf("want %q in the log:\n%s", want, log.String())
 		}
 	}
-	if strings.Contains(log.String(), "restored from the record") {
-		t.Fatalf("sft restored though grpo needs its adapter:\n%s", log.String())
+	if strings.Contains(log.String(), "guess-grpo-seed1 (new)") {
+		t.Fatalf("the restored grpo run trained again:\n%s", log.String())
+	}
+	if _, err := os.Stat(filepath.Join(s.Record, "guess-grpo-b-seed1", "eval", "test.json")); err != nil {
+		t.Fatalf("the added run is not recorded: %v", err)
 	}
 }
 
@@ -204,6 +209,11 @@ func TestSweepLock(t *testing.T) {
 	if _, err := lockSweep(out); err == nil || !strings.Contains(err.Error(), "another sweep is running") ||
 		!strings.Contains(err.Error(), strconv.Itoa(os.Getpid())) {
 		t.Fatalf("second lock: %v", err)
+	}
+	// RunSweep takes the lock before anything else.
+	s := Sweep{Out: out, Algorithms: []string{"grpo"}, Envs: []string{"guess"}, Seeds: []uint64{1}}
+	if err := RunSweep(context.Background(), s, SweepEnv{}); err == nil || !strings.Contains(err.Error(), "another sweep is running") {
+		t.Fatalf("a sweep in a locked directory: %v", err)
 	}
 	unlock()
 	unlock, err = lockSweep(out)
