@@ -138,6 +138,11 @@ func (r *Run) resumeFineTune(fresh fineTuneProgress) fineTuneProgress {
 	}
 	r.State.GradSteps += int64(p.Steps)
 	r.State.TrainTokens += int64(p.Tokens)
+	// state.json was last written before this fine-tuning began (the
+	// commit that follows it removes the checkpoint), so the run's wall
+	// time lacks the training done before the stop: a run stopped within
+	// its first iteration would otherwise count only its last process.
+	r.wall0 += p.TrainSeconds
 	r.logf("%s: continuing after step %d from its checkpoint", fresh.What, p.Steps)
 	return p
 }

@@ -199,6 +199,10 @@ func TestFineTuneResumesWithinThePhase(t *testing.T) {
 	if _, err := os.Stat(ckpt); !os.IsNotExist(err) {
 		t.Fatalf("the fine-tuning checkpoint outlived the iteration: %v", err)
 	}
+	// The run's wall time holds its training, that before the kill too.
+	if g.WallSeconds < g.PhaseSeconds["train"] || g.PhaseSeconds["train"] < killedAt.TrainSeconds {
+		t.Fatalf("resumed run: wall %.3f s, training %.3f s, training before the kill %.3f s", g.WallSeconds, g.PhaseSeconds["train"], killedAt.TrainSeconds)
+	}
 }
 
 // TestResumeNeedsARun: --resume on a directory where no run began is an
