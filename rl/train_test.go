@@ -3,6 +3,7 @@ package rl
 import (
 	"context"
 	"errors"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -13,6 +14,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/llm/train"
+	"gonum.org/v1/gonum/stat"
 )
 
 // letters is a one-step task a random model can learn: its reward is the
@@ -75,8 +77,14 @@ func lettersConfig(algorithm string, iterations int) Config {
 }
 
 // TestGRPORaisesReward trains the tiny model on the vowel task with GRPO
-// and checks that the mean reward of the last iterations clearly exceeds
-// that of the first.
+// and checks that the reward rises over the run. The rewards of single
+// iterations are noisy (32 episodes each) and differences in the last bits
+// of an update send a run down its own path, so the test fits a line
+// through all twelve iterations' rewards rather than comparing a few of
+// them: over six seeds, and two runs of seed 1 that parted ways, the fitted
+// gain over the run was 0.14-0.21 and the slope 2.8-7.7 standard errors
+// above zero (docs/results/rl-core.md). A run that does not learn fits a
+// gain near zero.
 func TestGRPORaisesReward(t *testing.T) {
 	dir := t.TempDir()
 	if d := os.Getenv("AGENTRL_KEEP_RUN"); d != "" {
@@ -92,18 +100,36 @@ func TestGRPORaisesReward(t *testing.T) {
 	if len(ms) != 12 {
 		t.Fatalf("%d metrics lines, want 12", len(ms))
 	}
+	var iterations, rewards []float64
 	for _, m := range ms {
 		t.Logf("iter %d reward %.3f loss %.4f metrics %v", m.Iteration, m.Reward, m.Loss, m.Metrics)
+		iterations = append(iterations, float64(m.Iteration))
+		rewards = append(rewards, m.Reward)
 	}
-	first := (ms[0].Reward + ms[1].Reward + ms[2].Reward) / 3
-	last := (ms[9].Reward + ms[10].Reward + ms[11].Reward) / 3
-	t.Logf("mean reward: first 3 iterations %.3f, last 3 %.3f; grad steps %d, env steps %d", first, last, ms[11].GradSteps, ms[11].EnvSteps)
-	if last < first+0.15 {
-		t.Fatalf("GRPO did not raise the reward: %.3f -> %.3f", first, last)
+	gain, tStat := trend(iterations, rewards)
+	t.Logf("reward trend: %.3f gained over the run (slope %.1f standard errors above zero); grad steps %d, env steps %d", gain, tStat, ms[11].GradSteps, ms[11].EnvSteps)
+	if gain < 0.08 || tStat < 2 {
+		t.Fatalf("GRPO did not raise the reward: fitted gain %.3f over the run (want >= 0.08), slope %.1f standard errors (want >= 2)", gain, tStat)
 	}
 	if ms[11].GradSteps != 24 || ms[11].EnvSteps != 12*32 {
 		t.Fatalf("counters: %d grad steps, %d env steps", ms[11].GradSteps, ms[11].EnvSteps)
 	}
+}
+
+// trend fits a least-squares line through (x, y) and returns the rise it
+// predicts from the first x to the last and the slope's t statistic (the
+// slope over its standard error).
+func trend(x, y []float64) (gain, tStat float64) {
+	intercept, slope := stat.LinearRegression(x, y, nil, false)
+	var residuals, spread float64
+	meanX := stat.Mean(x, nil)
+	for i := range x {
+		r := y[i] - (intercept + slope*x[i])
+		residuals += r * r
+		spread += (x[i] - meanX) * (x[i] - meanX)
+	}
+	se := math.Sqrt(residuals/float64(len(x)-2)) / math.Sqrt(spread)
+	return slope * (x[len(x)-1] - x[0]), slope / se
 }
 
 // testLog writes a run's progress lines to the test log.
