@@ -78,27 +78,28 @@ func lettersConfig(algorithm string, iterations int) Config {
 
 // TestGRPORaisesReward trains the tiny model on the vowel task with GRPO
 // and checks that the reward rises over the run. The rewards of single
-// iterations are noisy (32 episodes each) and differences in the last bits
-// of an update send a run down its own path, so the test fits a line
-// through all twelve iterations' rewards rather than comparing a few of
-// them: over six seeds, and two runs of seed 1 that parted ways, the fitted
-// gain over the run was 0.14-0.21 and the slope 2.8-7.7 standard errors
-// above zero (docs/results/rl-core.md). A run that does not learn fits a
-// gain near zero.
+// iterations are noisy (32 episodes each) and two builds of the binary can
+// differ in the last bits of an update and send a run down its own path,
+// so the test fits a line through all twenty iterations' rewards rather
+// than comparing a few of them. Over six seeds the fitted gain over the run
+// was 0.18-0.53 and the slope 3.1-14 standard errors above zero
+// (docs/results/rl-core.md); twelve iterations were too few (one seed in
+// twelve runs fell to 1.5 standard errors). A run that does not learn fits
+// a gain near zero.
 func TestGRPORaisesReward(t *testing.T) {
 	dir := t.TempDir()
 	if d := os.Getenv("AGENTRL_KEEP_RUN"); d != "" {
 		dir = d
 	}
-	err := Train(context.Background(), lettersConfig("grpo", 12), Options{
+	err := Train(context.Background(), lettersConfig("grpo", 20), Options{
 		ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Progress: testLog{t},
 	})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms := readMetrics(t, dir)
-	if len(ms) != 12 {
-		t.Fatalf("%d metrics lines, want 12", len(ms))
+	if len(ms) != 20 {
+		t.Fatalf("%d metrics lines, want 20", len(ms))
 	}
 	var iterations, rewards []float64
 	for _, m := range ms {
@@ -107,12 +108,12 @@ func TestGRPORaisesReward(t *testing.T) {
 		rewards = append(rewards, m.Reward)
 	}
 	gain, tStat := trend(iterations, rewards)
-	t.Logf("reward trend: %.3f gained over the run (slope %.1f standard errors above zero); grad steps %d, env steps %d", gain, tStat, ms[11].GradSteps, ms[11].EnvSteps)
-	if gain < 0.08 || tStat < 2 {
-		t.Fatalf("GRPO did not raise the reward: fitted gain %.3f over the run (want >= 0.08), slope %.1f standard errors (want >= 2)", gain, tStat)
+	t.Logf("reward trend: %.3f gained over the run (slope %.1f standard errors above zero); grad steps %d, env steps %d", gain, tStat, ms[19].GradSteps, ms[19].EnvSteps)
+	if gain < 0.1 || tStat < 2 {
+		t.Fatalf("GRPO did not raise the reward: fitted gain %.3f over the run (want >= 0.1), slope %.1f standard errors (want >= 2)", gain, tStat)
 	}
-	if ms[11].GradSteps != 24 || ms[11].EnvSteps != 12*32 {
-		t.Fatalf("counters: %d grad steps, %d env steps", ms[11].GradSteps, ms[11].EnvSteps)
+	if ms[19].GradSteps != 40 || ms[19].EnvSteps != 20*32 {
+		t.Fatalf("counters: %d grad steps, %d env steps", ms[19].GradSteps, ms[19].EnvSteps)
 	}
 }
 
