@@ -1,6 +1,7 @@
 package train
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -19,6 +20,11 @@ type Sequence struct {
 	// stays Tokens: a probe of the model's next-token distribution, such
 	// as a critic's judgement token read at each decision point of an
 	// episode. Nil predicts Tokens.
+	//
+	// Sequences of one micro-batch with the same Tokens are computed once:
+	// each keeps its own weights and targets, read from the shared
+	// positions (and, when training with dropout, the same dropout masks).
+	// A yes/no judgement probed as two sequences thus costs one.
 	Targets []int32
 }
 
@@ -53,7 +59,7 @@ type packed struct {
 	// slot out[m] holding the token before it.
 	out, outSeq, outTok []int32
 	target              []int32
-	tokensUsed          int // tokens of the sequences
+	tokensUsed          int // tokens computed: those of the sequences but their twins
 }
 
 // slotRound is the multiple row lengths are rounded up to: row lengths
@@ -106,9 +112,12 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 	// slot.
 	slots := func(s Sequence) int { return len(s.Tokens) - 1 }
 	rowLen = max(rowLen, maxLenOf(seqs)-1)
-	order := make([]int, len(seqs))
-	for i := range order {
-		order[i] = i
+	twinOf := twins(seqs)
+	var order []int
+	for i, t := range twinOf {
+		if t < 0 {
+			order = append(order, i)
+		}
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return slots(seqs[b]) - slots(seqs[a]) })
 	var rows [][]int
@@ -151,6 +160,11 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 			seg[r*T+k] = -1 - int32(k) // each padding slot sees only itself
 		}
 	}
+	for i, t := range twinOf {
+		if t >= 0 {
+			slot[i] = slot[t]
+		}
+	}
 	inf := float32(math.Inf(-1))
 	for r := range B {
 		for q := range T {
@@ -176,6 +190,27 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 		return nil, fmt.Errorf("no token of the batch has a non-zero weight")
 	}
 	return p, nil
+}
+
+// twins maps each sequence to the first earlier one with the same
+// tokens, whose slots it shares, or to -1.
+func twins(seqs []Sequence) []int {
+	out := make([]int, len(seqs))
+	first := map[string]int{}
+	key := make([]byte, 0, 4*maxLenOf(seqs))
+	for i, s := range seqs {
+		key = key[:0]
+		for _, tok := range s.Tokens {
+			key = binary.LittleEndian.AppendUint32(key, uint32(tok))
+		}
+		if t, ok := first[string(key)]; ok {
+			out[i] = t
+			continue
+		}
+		first[string(key)] = i
+		out[i] = -1
+	}
+	return out
 }
 
 func maxLenOf(seqs []Sequence) int {

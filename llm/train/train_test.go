@@ -85,38 +85,66 @@ func TestZeroWeightTokensDoNotChangeTheGradient(t *testing.T) {
 }
 
 func TestPackingEqualsSeparateBatches(t *testing.T) {
+	seqs := testSequences(300, 13)
+	// A twin of the first sequence: the same tokens probed for other
+	// targets with other weights, as a yes/no judgement pair is.
+	twin := Sequence{Tokens: seqs[0].Tokens, Weights: make([]float32, len(seqs[0].Tokens)), Targets: make([]int32, len(seqs[0].Tokens))}
+	for i, tok := range seqs[0].Tokens {
+		twin.Targets[i] = (tok + 7) % 300
+		if i%4 == 3 {
+			twin.Weights[i] = 1.5
+		}
+	}
+	withTwin := append(slices.Clone(seqs), twin)
 	for products, noBLAS := range productModes(t) {
-		t.Run(products, func(t *testing.T) { testPacking(t, noBLAS) })
+		t.Run(products, func(t *testing.T) {
+			p := testPacking(t, noBLAS, seqs)
+			if p.B != 1 {
+				t.Fatalf("the two sequences should share one row: %v rows", p.B)
+			}
+			// The twin takes no slots of its own and reads the first
+			// sequence's.
+			if q := testPacking(t, noBLAS, withTwin); q.B != p.B || q.T != p.T || q.tokensUsed != p.tokensUsed {
+				t.Fatalf("with a twin: %d rows of %d slots, %d tokens computed; without: %d of %d, %d", q.B, q.T, q.tokensUsed, p.B, p.T, p.tokensUsed)
+			}
+		})
 	}
 }
 
-func testPacking(t *testing.T, noBLAS bool) {
-	seqs := testSequences(300, 13)
+// testPacking checks that the loss, log-probabilities and gradients of
+// seqs in one micro-batch of 64-slot rows equal those of each sequence in
+// a micro-batch of its own, and returns the packed layout.
+func testPacking(t *testing.T, noBLAS bool, seqs []Sequence) *packed {
 	packed := newMicro(t, Config{RowTokens: 64, NoBLAS: noBLAS})
 	perturb(packed, 0.05, 3)
 	rp, gp := gradients(t, packed, seqs, CrossEntropy{})
 	p, err := pack(seqs, 64, 128, 300)
-	if err != nil || p.B != 1 {
-		t.Fatalf("the two sequences should share one row: %v rows, %v", p.B, err)
+	if err != nil {
+		t.Fatal(err)
 	}
 
 	separate := newMicro(t, Config{RowTokens: 1, NoBLAS: noBLAS})
 	perturb(separate, 0.05, 3)
-	z := [2]float64{normalizer(seqs[:1], ByWeight), normalizer(seqs[1:], ByWeight)}
+	z := make([]float64, len(seqs))
+	zAll := 0.0
+	for i := range seqs {
+		z[i] = normalizer(seqs[i:i+1], ByWeight)
+		zAll += z[i]
+	}
 	var want float64
 	wantGrad := make([][]float32, len(gp))
 	for i := range seqs {
 		r, g := gradients(t, separate, seqs[i:i+1], CrossEntropy{})
-		want += r.Loss * z[i] / (z[0] + z[1])
+		want += r.Loss * z[i] / zAll
 		for k := range g {
 			if wantGrad[k] == nil {
 				wantGrad[k] = make([]float32, len(g[k]))
 			}
 			for j := range g[k] {
-				wantGrad[k][j] += g[k][j] * float32(z[i]/(z[0]+z[1]))
+				wantGrad[k][j] += g[k][j] * float32(z[i]/zAll)
 			}
-			// Log-probabilities are equal token for token.
 		}
+		// Log-probabilities are equal token for token.
 		for k, lp := range r.LogProbs[0] {
 			if d := math.Abs(float64(lp - rp.LogProbs[i][k])); d > 1e-5 {
 				t.Fatalf("sequence %d token %d: log-prob %g packed, %g alone", i, k, rp.LogProbs[i][k], lp)
@@ -129,7 +157,8 @@ func testPacking(t *testing.T, noBLAS bool) {
 	if d := maxGradDiff(wantGrad, gp); d > 1e-4 {
 		t.Errorf("packed gradient differs from the separate batches' by %g", d)
 	}
-	t.Logf("packed loss %.6f, separate %.6f", rp.Loss, want)
+	t.Logf("%d sequences: packed loss %.6f, separate %.6f", len(seqs), rp.Loss, want)
+	return p
 }
 
 // fixedText is a text of 96 distinct tokens, split in two sequences;
