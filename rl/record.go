@@ -1,9 +1,13 @@
 package rl
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -19,11 +23,95 @@ import (
 // that is not (yet) finished rather than one with its results missing.
 var recordedFiles = []string{"config.yaml", "metrics.jsonl", "eval/*.json", "nlac/*.md", "state.json"}
 
+// actorDigestFile, in a recorded run, holds the SHA-256 of the actor
+// adapter the run's evaluations were made with (the record keeps no
+// adapters): a run trained again that makes the same adapter, byte for
+// byte, keeps the recorded evaluations (keepRecordedEvaluations).
+const actorDigestFile = "actor.sha256"
+
 // recordRun replaces the record's copy of the run in dir with its
-// recorded files.
+// recorded files, and the digest of its actor adapter where the run has
+// one (a run restored from the record has none: its recorded digest
+// stays).
 func (s *Sweep) recordRun(dir string) error {
-	if err := copyRecordedFiles(dir, filepath.Join(s.Record, filepath.Base(dir))); err != nil {
+	to := filepath.Join(s.Record, filepath.Base(dir))
+	if err := copyRecordedFiles(dir, to); err != nil {
 		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
+	}
+	if !hasActor(dir) {
+		return nil
+	}
+	digest, err := actorDigest(dir)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
+	}
+	return writeFileAtomic(filepath.Join(to, actorDigestFile), []byte(digest+"\n"))
+}
+
+// actorDigest is the hex SHA-256 of the actor adapter of the run in dir.
+func actorDigest(dir string) (string, error) {
+	f, err := os.Open(filepath.Join(dir, "adapters", ActorAdapter+".gguf"))
+	if err != nil {
+		return "", err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return "", err
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// keepRecordedEvaluations gives a run restored from the record and
+// trained again (as the start of a later run) the record's evaluations,
+// where its new actor adapter is byte for byte the one they were made
+// with and they have the sweep's number of episodes: greedy evaluations
+// of the same adapter come out the same, and each split costs minutes on
+// a real model. Otherwise the run is evaluated again, and the log says
+// why.
+func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(string, ...any)) error {
+	if s.Record == "" || len(s.unevaluated(dir)) == 0 {
+		return nil
+	}
+	recorded := filepath.Join(s.Record, c.name())
+	want, err := os.ReadFile(filepath.Join(recorded, actorDigestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	} else if err != nil {
+		return err
+	}
+	got, err := actorDigest(dir)
+	if err != nil {
+		return err
+	}
+	if got != strings.TrimSpace(string(want)) {
+		logf("sweep: %s made another actor adapter than the recorded run (sha256 %.12s, recorded %.12s): evaluated again", c.name(), got, want)
+		return nil
+	}
+	var kept []string
+	for _, split := range s.unevaluated(dir) {
+		name := filepath.Join("eval", string(split)+".json")
+		data, err := os.ReadFile(filepath.Join(recorded, name))
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		} else if err != nil {
+			return err
+		}
+		var ev report.Eval
+		if err := json.Unmarshal(data, &ev); err != nil {
+			return fmt.Errorf("%s: %w", filepath.Join(recorded, name), err)
+		}
+		if ev.Episodes != s.Eval.Episodes {
+			logf("sweep: %s's recorded evaluation on %s has %d episodes, the sweep asks for %d: evaluated again", c.name(), split, ev.Episodes, s.Eval.Episodes)
+			continue
+		}
+		if err := copyFile(filepath.Join(recorded, name), filepath.Join(dir, name)); err != nil {
+			return err
+		}
+		kept = append(kept, string(split))
+	}
+	if len(kept) > 0 {
+		logf("sweep: %s made the recorded actor adapter again (sha256 %.12s): its recorded evaluations on %s are kept", c.name(), got, strings.Join(kept, ", "))
 	}
 	return nil
 }

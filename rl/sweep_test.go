@@ -185,16 +185,54 @@ config:
 	if err := RunSweep(context.Background(), added, se); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
-	for _, want := range []string{"guess-sft-seed1 trains again as the start of guess-grpo-b-seed1", "guess-sft-seed1 (new)", "guess-grpo-b-seed1 (new)"} {
+	// The SFT run trained again makes the recorded adapter (one build,
+	// one seed): its recorded evaluation is kept rather than run again.
+	for _, want := range []string{"guess-sft-seed1 trains again as the start of guess-grpo-b-seed1", "guess-sft-seed1 (new)", "guess-grpo-b-seed1 (new)",
+		"guess-sft-seed1 made the recorded actor adapter again", "guess-grpo-b-seed1 on test"} {
 		if !strings.Contains(log.String(), want) {
 			t.Fatalf("want %q in the log:\n%s", want, log.String())
 		}
 	}
-	if strings.Contains(log.String(), "guess-grpo-seed1 (new)") {
-		t.Fatalf("the restored grpo run trained again:\n%s", log.String())
+	for _, unwanted := range []string{"guess-grpo-seed1 (new)", "guess-sft-seed1 on test"} {
+		if strings.Contains(log.String(), unwanted) {
+			t.Fatalf("the restored runs trained or evaluated again (%q):\n%s", unwanted, log.String())
+		}
 	}
 	if _, err := os.Stat(filepath.Join(s.Record, "guess-grpo-b-seed1", "eval", "test.json")); err != nil {
 		t.Fatalf("the added run is not recorded: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Out, "guess-sft-seed1", "eval", "test.json")); err != nil {
+		t.Fatalf("the SFT run kept no evaluation: %v", err)
+	}
+
+	// Where the adapter trained again is not the recorded one (here the
+	// record's digest is altered), the run is evaluated again, and the
+	// record gets the new digest.
+	digestPath := filepath.Join(s.Record, "guess-sft-seed1", actorDigestFile)
+	digest, err := os.ReadFile(digestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(digestPath, []byte(strings.Repeat("0", 64)+"\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	third, err := ReadSweep(writeConfig(t, strings.Replace(sweepText, "algorithms: [sft, grpo]", "algorithms: [sft, grpo, grpo-c]\nvariants: {grpo-c: {algorithm: grpo, set: [grpo.lr=0.002]}}", 1)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	third.Out, third.Record = s.Out, s.Record
+	if err := os.RemoveAll(s.Out); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	if err := RunSweep(context.Background(), third, se); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if !strings.Contains(log.String(), "guess-sft-seed1 made another actor adapter than the recorded run") || !strings.Contains(log.String(), "guess-sft-seed1 on test") {
+		t.Fatalf("want the SFT run evaluated again:\n%s", log.String())
+	}
+	if now, err := os.ReadFile(digestPath); err != nil || string(now) != string(digest) {
+		t.Fatalf("the record's digest is %q, want the adapter's %q (%v)", now, digest, err)
 	}
 }
 
