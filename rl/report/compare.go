@@ -197,7 +197,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 	}
 	bw := bufio.NewWriter(w)
 	fmt.Fprintf(bw, "# %s\n\n", title)
-	fmt.Fprintf(bw, "Final evaluation on the %s split (`eval/%s.json`) of the finished runs: mean ± standard deviation over seeds. "+
+	fmt.Fprintf(bw, "Final evaluation on the %s split (`eval/%s.json`) of the finished runs: mean ± standard deviation over seeds (the mean alone over one). "+
 		"*seeds* counts the finished runs (of all runs, where some are missing); a cell over fewer of them says so with *n*. "+
 		"*train success* is the training success rate of the last iteration.\n", t.Split, t.Split)
 	for _, env := range envsOf(runs) {
@@ -247,13 +247,17 @@ func hasCurve(runs []Run) bool {
 	return slices.ContainsFunc(runs, func(r Run) bool { return slices.ContainsFunc(r.Metrics, playedEpisodes) })
 }
 
-// formatStat writes "mean ± std", "–" without data, and notes n when fewer
-// than the group's finished runs contribute.
+// formatStat writes "mean ± std", the mean alone over one run (whose
+// standard deviation over seeds is not zero but unknown), "–" without
+// data, and notes n when fewer than the group's finished runs contribute.
 func formatStat(s Stat, finished int, format string) string {
 	if s.N == 0 || math.IsNaN(s.Mean) {
 		return "–"
 	}
-	out := fmt.Sprintf(format+" ± "+format, s.Mean, s.Std)
+	out := fmt.Sprintf(format, s.Mean)
+	if s.N > 1 {
+		out += fmt.Sprintf(" ± "+format, s.Std)
+	}
 	if s.N != finished {
 		out += fmt.Sprintf(" (n=%d)", s.N)
 	}

@@ -269,6 +269,24 @@ func TestCompare(t *testing.T) {
 	}
 }
 
+func TestFormatStat(t *testing.T) {
+	for _, c := range []struct {
+		stat     Stat
+		finished int
+		want     string
+	}{
+		{Stat{N: 2, Mean: 0.4, Std: 0.141}, 2, "0.400 ± 0.141"},
+		{Stat{N: 1, Mean: 0.406}, 1, "0.406"},
+		{Stat{N: 1, Mean: 0.406}, 2, "0.406 (n=1)"},
+		{Stat{N: 2, Mean: 0.5, Std: 0.1}, 3, "0.500 ± 0.100 (n=2)"},
+		{Stat{}, 1, "–"},
+	} {
+		if got := formatStat(c.stat, c.finished, "%.3f"); got != c.want {
+			t.Errorf("%+v of %d finished: %q, want %q", c.stat, c.finished, got, c.want)
+		}
+	}
+}
+
 func TestWriteMarkdown(t *testing.T) {
 	_, runs := readSweep(t)
 	var buf bytes.Buffer
