@@ -159,9 +159,11 @@ type PPOConfig struct {
 	// Minibatches per epoch, each one optimiser step of actor and critic.
 	Minibatches    int     `yaml:"minibatches"`
 	InvalidPenalty float64 `yaml:"invalid_penalty"`
-	// ValueToken is the critic's judgement token: V(s) = p(ValueToken)
-	// under the critic adapter at the position where the action begins.
-	ValueToken string `yaml:"value_token"`
+	// ValueToken and NegativeToken are the critic's judgement tokens:
+	// V(s) = sigmoid(log p(ValueToken) - log p(NegativeToken)) under the
+	// critic adapter at the position where the action begins.
+	ValueToken    string `yaml:"value_token"`
+	NegativeToken string `yaml:"negative_token"`
 }
 
 // ETOConfig is exploration-based trajectory optimisation (Song et al.
@@ -354,7 +356,7 @@ func DefaultConfig() Config {
 		},
 		PPO: PPOConfig{
 			LR: 2e-5, CriticLR: 1e-4, Clip: 0.2, Gamma: 1, Lambda: 0.95, Epochs: 2, Minibatches: 2,
-			InvalidPenalty: 0.1, ValueToken: " Yes",
+			InvalidPenalty: 0.1, ValueToken: " Yes", NegativeToken: " No",
 		},
 		ETO: ETOConfig{Beta: 0.1, LR: 2e-5, Temperature: 0.7, ExtraTurns: 5, Epochs: 1},
 		StepAgent: StepAgentConfig{
@@ -584,7 +586,8 @@ func (c *Config) Validate() error {
 		check(p.Gamma >= 0 && p.Gamma <= 1 && p.Lambda >= 0 && p.Lambda <= 1, "ppo.gamma %g and ppo.lambda %g must be in [0, 1]", p.Gamma, p.Lambda)
 		check(p.Epochs > 0 && p.Minibatches > 0, "ppo.epochs %d and ppo.minibatches %d must be positive", p.Epochs, p.Minibatches)
 		check(p.InvalidPenalty >= 0, "ppo.invalid_penalty %g must not be negative", p.InvalidPenalty)
-		check(p.ValueToken != "", "ppo.value_token: none given")
+		check(p.ValueToken != "" && p.NegativeToken != "" && p.ValueToken != p.NegativeToken,
+			"ppo.value_token %q and ppo.negative_token %q must be two different tokens", p.ValueToken, p.NegativeToken)
 	case "eto":
 		sft("warm_start", c.WarmStart, c.InitAdapter == "")
 		e := c.ETO

@@ -2,7 +2,6 @@ package rl
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math"
 
@@ -21,10 +20,11 @@ func criticOptions(c Config) train.AdapterOptions {
 
 // trainPPO is proximal policy optimisation with a learned critic. The
 // critic is a second LoRA adapter that reads the same episode sequence as
-// the actor; its value of the state before each action is the probability
-// it gives the judgement token PPO.ValueToken (" Yes") at the position
-// where the action begins, V(s) = p(Yes | s) in [0, 1]: the returns of
-// the built-in environments lie in [0, 1], the value needs no head the
+// the actor; its value of the state before each action is its judgement
+// at the position where the action begins, the log-odds of the tokens
+// PPO.ValueToken (" Yes") and PPO.NegativeToken (" No") there:
+// V(s) = sigmoid(log p(Yes | s) - log p(No | s)) in [0, 1]. The returns
+// of the built-in environments lie in [0, 1], the value needs no head the
 // base model lacks, and one forward pass over an episode reads every
 // state's value (docs/training.md). Advantages come from GAE over the
 // turns, normalised over the iteration; the critic is fitted to the
@@ -37,9 +37,13 @@ func trainPPO(ctx context.Context, r *Run) error {
 	if err := r.Trainer.SetLR(c.LR); err != nil {
 		return err
 	}
-	valueToken, err := r.SingleToken(c.ValueToken)
+	yes, err := r.SingleToken(c.ValueToken)
 	if err != nil {
 		return fmt.Errorf("ppo.value_token: %w", err)
+	}
+	no, err := r.SingleToken(c.NegativeToken)
+	if err != nil {
+		return fmt.Errorf("ppo.negative_token: %w", err)
 	}
 	for it := r.State.Iteration + 1; it <= r.Config.Iterations; it++ {
 		r.BeginIteration(it)
@@ -63,12 +67,15 @@ func trainPPO(ctx context.Context, r *Run) error {
 			}
 		}
 		actorSeqs := make([]train.Sequence, len(episodes))
-		criticSeqs := make([]train.Sequence, len(episodes))
+		var criticSeqs []train.Sequence
+		criticPairs := make([]train.Pair, len(episodes))
 		for i, e := range episodes {
 			actorSeqs[i] = e.Sequence
-			criticSeqs[i] = valueProbes(e, valueToken)
+			criticPairs[i] = train.Pair{Chosen: len(criticSeqs), Rejected: len(criticSeqs) + 1}
+			yesProbe, noProbe := valueProbes(e, yes, no)
+			criticSeqs = append(criticSeqs, yesProbe, noProbe)
 		}
-		values, err := r.criticValues(criticSeqs)
+		values, err := r.criticValues(criticSeqs, criticPairs)
 		if err != nil {
 			return err
 		}
@@ -82,8 +89,8 @@ func trainPPO(ctx context.Context, r *Run) error {
 			stepValues[i] = make([]float64, len(trajs[i].Steps))
 		}
 		for k, e := range episodes {
-			for _, sp := range e.Actions {
-				stepValues[owner[k]][sp.Step] = math.Exp(float64(values[k][sp.Start]))
+			for j, sp := range e.Actions {
+				stepValues[owner[k]][sp.Step] = values[k][j]
 			}
 		}
 		stepAdv := make([][]float64, len(trajs))
@@ -108,7 +115,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 			std = 1
 		}
 		advantages := make([][]float32, len(episodes))
-		targets := make([][]float32, len(episodes))
+		targets := make([][]float64, len(episodes)) // the λ-return before each action, in [0, 1]
 		for k, e := range episodes {
 			norm := make([]float64, len(stepAdv[owner[k]]))
 			for s, a := range stepAdv[owner[k]] {
@@ -117,17 +124,13 @@ func trainPPO(ctx context.Context, r *Run) error {
 			if advantages[k], err = e.StepValues(norm); err != nil {
 				return err
 			}
-			ret := make([]float64, len(stepRet[owner[k]]))
-			for s, g := range stepRet[owner[k]] {
-				ret[s] = math.Min(1, math.Max(0, g))
-			}
-			if targets[k], err = e.StepValues(ret); err != nil {
-				return err
+			for _, sp := range e.Actions {
+				targets[k] = append(targets[k], math.Min(1, math.Max(0, stepRet[owner[k]][sp.Step])))
 			}
 		}
 
 		sampled := sampledOf(episodes)
-		var policyLoss, valueLoss, clip float64
+		var policyLoss, valueLoss, valueError, clip float64
 		steps := 0
 		for epoch := range c.Epochs {
 			for _, mb := range r.Minibatches(it, epoch, len(episodes), c.Minibatches) {
@@ -140,8 +143,8 @@ func trainPPO(ctx context.Context, r *Run) error {
 				if err := r.Trainer.UseAdapter(criticAdapter); err != nil {
 					return err
 				}
-				vres, err := r.Update(criticSeqs, r.MicroBatches(criticSeqs, mb), func(b []int) train.Loss {
-					return ProbeCrossEntropy{Targets: pick(targets, b)}
+				vres, err := r.UpdatePairs(criticSeqs, criticPairs, mb, func(local []train.Pair, idx []int) train.Loss {
+					return LogOddsCrossEntropy{Pairs: local, Labels: pick(targets, idx)}
 				})
 				if err != nil {
 					return fmt.Errorf("iteration %d: critic: %w", it, err)
@@ -151,6 +154,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 				}
 				policyLoss += res.Loss
 				valueLoss += vres.Loss
+				valueError += vres.Metrics["abs_error"]
 				clip += res.Metrics["clip_fraction"]
 				steps++
 			}
@@ -161,6 +165,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 		m.Losses["critic"] = valueLoss / float64(steps)
 		m.Metrics["clip_fraction"] = clip / float64(steps)
 		m.Metrics["value"] = stat.Mean(meanValue, nil)
+		m.Metrics["value_error"] = valueError / float64(steps)
 		if err := r.EndIteration(ctx, it); err != nil {
 			return err
 		}
@@ -169,20 +174,20 @@ func trainPPO(ctx context.Context, r *Run) error {
 }
 
 // valueProbes is the critic's view of an episode sequence: the same
-// tokens, read at the first token of each action, where the judgement
-// token is probed.
-func valueProbes(e ActionSequence, token int32) train.Sequence {
-	s := train.Sequence{Tokens: e.Tokens, Weights: make([]float32, len(e.Tokens)), Targets: make([]int32, len(e.Tokens))}
-	for _, sp := range e.Actions {
-		s.Weights[sp.Start] = 1
-		s.Targets[sp.Start] = token
+// tokens, probed for the judgement tokens yes and no at the first token of
+// each action (two sequences of one context, computed once).
+func valueProbes(e ActionSequence, yes, no int32) (train.Sequence, train.Sequence) {
+	at := make([]int, len(e.Actions))
+	for j, sp := range e.Actions {
+		at[j] = sp.Start
 	}
-	return s
+	return ProbePair(e.Tokens, at, yes, no)
 }
 
-// criticValues returns the critic's log-probabilities of the judgement
-// token at every probe.
-func (r *Run) criticValues(seqs []train.Sequence) ([][]float32, error) {
+// criticValues returns the critic's value of the state before each
+// action of each episode, in the order of the actions: the sigmoid of its
+// log-odds at the episode's probe pair.
+func (r *Run) criticValues(seqs []train.Sequence, pairs []train.Pair) ([][]float64, error) {
 	if err := r.Trainer.UseAdapter(criticAdapter); err != nil {
 		return nil, err
 	}
@@ -190,7 +195,19 @@ func (r *Run) criticValues(seqs []train.Sequence) ([][]float32, error) {
 	if e := r.Trainer.UseAdapter(ActorAdapter); e != nil {
 		return nil, e
 	}
-	return lp, err
+	if err != nil {
+		return nil, err
+	}
+	values, err := LogOdds(seqs, lp, pairs)
+	if err != nil {
+		return nil, err
+	}
+	for _, row := range values {
+		for j, z := range row {
+			row[j] = sigmoid(z)
+		}
+	}
+	return values, nil
 }
 
 func sampledOf(episodes []ActionSequence) [][]float32 {
@@ -212,52 +229,4 @@ func (r *Run) SingleToken(text string) (int32, error) {
 		return 0, fmt.Errorf("%q is %d tokens of this model; the judgement must be one token", text, len(toks))
 	}
 	return toks[0], nil
-}
-
-// ProbeCrossEntropy trains a judgement read from a probe token (see
-// train.Sequence.Targets): the binary cross-entropy between the
-// probability p = exp(log p) of the judgement token at each probe (each
-// position with a non-zero weight) and the target in [0, 1] there,
-// -(G log p + (1 - G) log(1 - p)), averaged over the probes. PPO's critic
-// (targets: returns) and StepAgent's discriminator (targets: 1 for expert
-// actions, 0 for the agent's) use it. Only log p is computed, so the
-// gradient goes through it: dL/dlog p = -G + (1 - G) p / (1 - p).
-type ProbeCrossEntropy struct {
-	// Targets are indexed like the sequences' tokens.
-	Targets [][]float32
-}
-
-// maxValue keeps 1 - p away from 0, where the gradient of log(1 - p)
-// grows without bound.
-const maxValue = 1 - 1e-4
-
-// Eval implements train.Loss.
-func (v ProbeCrossEntropy) Eval(seqs []train.Sequence, logp, grad [][]float32) (float64, map[string]float64, error) {
-	if len(v.Targets) != len(seqs) {
-		return 0, nil, fmt.Errorf("probe cross-entropy: %d target rows for %d sequences", len(v.Targets), len(seqs))
-	}
-	var loss, n, absErr float64
-	for _, seq := range seqs {
-		for i := 1; i < len(seq.Tokens); i++ {
-			if seq.Weights[i] != 0 {
-				n++
-			}
-		}
-	}
-	if n == 0 {
-		return 0, nil, errors.New("probe cross-entropy: no probes")
-	}
-	for s, seq := range seqs {
-		for i := 1; i < len(seq.Tokens); i++ {
-			if seq.Weights[i] == 0 {
-				continue
-			}
-			g := float64(v.Targets[s][i])
-			p := math.Min(math.Exp(float64(logp[s][i])), maxValue)
-			loss -= g*math.Log(math.Max(p, 1e-12)) + (1-g)*math.Log1p(-p)
-			grad[s][i] = float32((-g + (1-g)*p/(1-p)) / n)
-			absErr += math.Abs(p - g)
-		}
-	}
-	return loss / n, map[string]float64{"abs_error": absErr / n}, nil
 }

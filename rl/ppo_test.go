@@ -1,97 +1,142 @@
 package rl
 
 import (
+	"context"
 	"math"
+	"strings"
 	"testing"
 
+	"gonum.org/v1/gonum/stat"
+
+	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/train"
 )
-
-// TestValueLoss checks the critic's cross-entropy on hand-computed values
-// and its gradient against finite differences.
-func TestValueLoss(t *testing.T) {
-	seqs := []train.Sequence{{Tokens: []int32{1, 2, 3, 4}, Weights: []float32{0, 1, 0, 1}}}
-	logp := [][]float32{{0, float32(math.Log(0.8)), 0, float32(math.Log(0.25))}}
-	targets := [][]float32{{0, 1, 0, 0.5}}
-	loss := ProbeCrossEntropy{Targets: targets}
-	grad := [][]float32{make([]float32, 4)}
-	got, m, err := loss.Eval(seqs, logp, grad)
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Probe 1: -log 0.8. Probe 2: -(0.5 log 0.25 + 0.5 log 0.75).
-	want := (-math.Log(0.8) - 0.5*math.Log(0.25) - 0.5*math.Log(0.75)) / 2
-	if math.Abs(got-want) > 1e-6 || math.Abs(m["abs_error"]-(0.2+0.25)/2) > 1e-6 {
-		t.Fatalf("loss %g (want %g), metrics %v", got, want, m)
-	}
-	for _, i := range []int{1, 3} {
-		const h = 1e-3
-		orig := logp[0][i]
-		logp[0][i] = orig + h
-		up, _, _ := loss.Eval(seqs, logp, [][]float32{make([]float32, 4)})
-		logp[0][i] = orig - h
-		down, _, _ := loss.Eval(seqs, logp, [][]float32{make([]float32, 4)})
-		logp[0][i] = orig
-		fd := (up - down) / (2 * h)
-		if math.Abs(fd-float64(grad[0][i])) > 1e-3 {
-			t.Errorf("probe %d: gradient %g, finite difference %g", i, grad[0][i], fd)
-		}
-	}
-	if grad[0][0] != 0 || grad[0][2] != 0 {
-		t.Errorf("gradient outside the probes: %v", grad[0])
-	}
-}
 
 func TestValueProbesAtActionStarts(t *testing.T) {
 	e := ActionSequence{
 		Sequence: train.Sequence{Tokens: []int32{1, 2, 3, 4, 5, 6, 7}, Weights: []float32{0, 0, 1, 1, 0, 0, 1}},
 		Actions:  []ActionSpan{{Step: 0, Start: 2, End: 4}, {Step: 1, Start: 6, End: 7}},
 	}
-	s := valueProbes(e, 99)
+	yes, no := valueProbes(e, 99, 98)
 	wantW := []float32{0, 0, 1, 0, 0, 0, 1}
-	for i := range wantW {
-		if s.Weights[i] != wantW[i] || (wantW[i] == 1) != (s.Targets[i] == 99) {
-			t.Fatalf("probes: weights %v, targets %v", s.Weights, s.Targets)
+	for k, s := range []train.Sequence{yes, no} {
+		token := []int32{99, 98}[k]
+		for i := range wantW {
+			if s.Weights[i] != wantW[i] || (wantW[i] == 1) != (s.Targets[i] == token) {
+				t.Fatalf("probe %d: weights %v, targets %v", k, s.Weights, s.Targets)
+			}
 		}
+	}
+	if !train.SameContext(yes, no) {
+		t.Fatal("the two probes of a value have different contexts: the trainer would compute them twice")
 	}
 }
 
 // TestLogOddsCrossEntropy checks the judgement loss on hand-computed
-// log-odds and its gradient against finite differences.
+// log-odds, with one probe in one pair and two in the other, and its
+// gradient against finite differences.
 func TestLogOddsCrossEntropy(t *testing.T) {
-	probe := func() train.Sequence {
-		return train.Sequence{Tokens: []int32{1, 2, 3}, Weights: []float32{0, 0, 1}}
+	seqs := []train.Sequence{
+		{Tokens: []int32{1, 2, 3, 4}, Weights: []float32{0, 1, 0, 1}},
+		{Tokens: []int32{1, 2, 3, 4}, Weights: []float32{0, 1, 0, 1}},
+		{Tokens: []int32{1, 2, 3}, Weights: []float32{0, 0, 1}},
+		{Tokens: []int32{1, 2, 3}, Weights: []float32{0, 0, 1}},
 	}
-	seqs := []train.Sequence{probe(), probe(), probe(), probe()}
-	logp := [][]float32{{0, 0, -1}, {0, 0, -2}, {0, 0, -0.5}, {0, 0, -0.25}}
-	loss := LogOddsCrossEntropy{Pairs: []train.Pair{{Chosen: 0, Rejected: 1}, {Chosen: 2, Rejected: 3}}, Labels: []float64{1, 0}}
-	grad := make([][]float32, 4)
-	for i := range grad {
-		grad[i] = make([]float32, 3)
+	logp := [][]float32{{0, -1, 0, -3}, {0, -2, 0, -1}, {0, 0, -0.5}, {0, 0, -0.25}}
+	loss := LogOddsCrossEntropy{Pairs: []train.Pair{{Chosen: 0, Rejected: 1}, {Chosen: 2, Rejected: 3}}, Labels: [][]float64{{1, 0.75}, {0}}}
+	zeros := func() [][]float32 {
+		return [][]float32{make([]float32, 4), make([]float32, 4), make([]float32, 3), make([]float32, 3)}
 	}
+	grad := zeros()
 	got, m, err := loss.Eval(seqs, logp, grad)
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Pair 1: z = 1, label 1: softplus(-1). Pair 2: z = -0.25, label 0: softplus(-0.25).
-	want := (math.Log1p(math.Exp(-1)) + math.Log1p(math.Exp(-0.25))) / 2
-	if math.Abs(got-want) > 1e-9 || m["accuracy"] != 1 {
-		t.Fatalf("loss %g (want %g), metrics %v", got, want, m)
+	// Probes: z = 1, label 1: softplus(-1); z = -2, label 0.75 (on the
+	// wrong side): 0.75 softplus(2) + 0.25 softplus(-2); z = -0.25, label 0:
+	// softplus(-0.25).
+	sp := func(x float64) float64 { return math.Log1p(math.Exp(x)) }
+	want := (sp(-1) + 0.75*sp(2) + 0.25*sp(-2) + sp(-0.25)) / 3
+	wantAbs := (1 - sigmoid(1) + math.Abs(sigmoid(-2)-0.75) + sigmoid(-0.25)) / 3
+	if math.Abs(got-want) > 1e-9 || math.Abs(m["accuracy"]-2.0/3) > 1e-9 || math.Abs(m["abs_error"]-wantAbs) > 1e-9 {
+		t.Fatalf("loss %g (want %g), metrics %v (want accuracy 2/3, abs_error %g)", got, want, m, wantAbs)
 	}
 	for s := range seqs {
-		const h = 1e-3
-		orig := logp[s][2]
-		logp[s][2] = orig + h
-		up, _, _ := loss.Eval(seqs, logp, [][]float32{make([]float32, 3), make([]float32, 3), make([]float32, 3), make([]float32, 3)})
-		logp[s][2] = orig - h
-		down, _, _ := loss.Eval(seqs, logp, [][]float32{make([]float32, 3), make([]float32, 3), make([]float32, 3), make([]float32, 3)})
-		logp[s][2] = orig
-		if fd := (up - down) / (2 * h); math.Abs(fd-float64(grad[s][2])) > 1e-4 {
-			t.Errorf("sequence %d: gradient %g, finite difference %g", s, grad[s][2], fd)
+		for i, w := range seqs[s].Weights {
+			if w == 0 {
+				if grad[s][i] != 0 {
+					t.Errorf("sequence %d: gradient %g outside the probes at %d", s, grad[s][i], i)
+				}
+				continue
+			}
+			const h = 1e-3
+			orig := logp[s][i]
+			logp[s][i] = orig + h
+			up, _, _ := loss.Eval(seqs, logp, zeros())
+			logp[s][i] = orig - h
+			down, _, _ := loss.Eval(seqs, logp, zeros())
+			logp[s][i] = orig
+			if fd := (up - down) / (2 * h); math.Abs(fd-float64(grad[s][i])) > 1e-4 {
+				t.Errorf("sequence %d position %d: gradient %g, finite difference %g", s, i, grad[s][i], fd)
+			}
 		}
 	}
 	odds, err := LogOdds(seqs, logp, loss.Pairs)
-	if err != nil || odds[0] != 1 || odds[1] != -0.25 {
+	if err != nil || len(odds) != 2 || odds[0][0] != 1 || odds[0][1] != -2 || odds[1][0] != -0.25 {
 		t.Fatalf("log-odds %v, %v", odds, err)
+	}
+
+	// The two probes of a judgement must be at the same positions, and
+	// each probe needs its label.
+	bad := []train.Sequence{seqs[0], {Tokens: []int32{1, 2, 3, 4}, Weights: []float32{0, 0, 1, 1}}}
+	if _, _, err := (LogOddsCrossEntropy{Pairs: []train.Pair{{Chosen: 0, Rejected: 1}}, Labels: [][]float64{{1, 0}}}).Eval(bad, logp[:2], zeros()[:2]); err == nil || !strings.Contains(err.Error(), "different positions") {
+		t.Errorf("probes at different positions: %v", err)
+	}
+	if _, _, err := (LogOddsCrossEntropy{Pairs: loss.Pairs, Labels: [][]float64{{1}, {0}}}).Eval(seqs, logp, zeros()); err == nil || !strings.Contains(err.Error(), "2 probes and 1 labels") {
+		t.Errorf("a missing label: %v", err)
+	}
+}
+
+// TestPPORaisesReward trains the byte model on the vowel task with PPO:
+// the reward must rise over the run (a line fitted through the
+// iterations' rewards, as TestGRPORaisesReward does) and the critic must
+// learn the values: its error on the λ-returns falls.
+func TestPPORaisesReward(t *testing.T) {
+	const iterations = 20
+	dir := t.TempDir()
+	cfg := lettersConfig("ppo", iterations)
+	cfg.Rollout.Tasks = 32 // PPO plays one episode a task: 32 a iteration, as GRPO's 4 x 8
+	cfg.PPO.LR, cfg.PPO.CriticLR, cfg.PPO.Epochs, cfg.PPO.Minibatches = 2e-2, 1e-2, 2, 1
+	// The byte model has no " Yes" token: judgement tokens of its own.
+	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "y", "n"
+	err := Train(context.Background(), cfg, Options{
+		ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Progress: testLog{t},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ms := readMetrics(t, dir)
+	if len(ms) != iterations {
+		t.Fatalf("%d metrics lines, want %d", len(ms), iterations)
+	}
+	var xs, rewards, valueErrors []float64
+	for _, m := range ms {
+		t.Logf("iter %d reward %.3f value %.3f value error %.3f policy loss %.4f critic loss %.4f", m.Iteration, m.Reward,
+			m.Metrics["value"], m.Metrics["value_error"], m.Losses["policy"], m.Losses["critic"])
+		xs = append(xs, float64(m.Iteration))
+		rewards = append(rewards, m.Reward)
+		valueErrors = append(valueErrors, m.Metrics["value_error"])
+	}
+	gain, tStat := trend(xs, rewards)
+	firstErr, lastErr := stat.Mean(valueErrors[:3], nil), stat.Mean(valueErrors[iterations-3:], nil)
+	t.Logf("reward trend: %.3f gained over the run (slope %.1f standard errors above zero); critic error %.3f -> %.3f", gain, tStat, firstErr, lastErr)
+	if gain < 0.1 || tStat < 2 {
+		t.Errorf("PPO did not raise the reward: fitted gain %.3f over the run (want >= 0.1), slope %.1f standard errors (want >= 2)", gain, tStat)
+	}
+	if lastErr > 0.75*firstErr {
+		t.Errorf("the critic did not learn the values: mean |V - return| %.3f in the first three iterations, %.3f in the last three", firstErr, lastErr)
+	}
+	if final := ms[iterations-1]; final.GradSteps != int64(2*cfg.PPO.Epochs*iterations) || final.EnvSteps != iterations*32 {
+		t.Errorf("counters: %d grad steps (actor and critic), %d env steps", final.GradSteps, final.EnvSteps)
 	}
 }

@@ -2,7 +2,6 @@ package rl
 
 import (
 	"math/rand/v2"
-	"slices"
 	"time"
 
 	"github.com/agentrl/agentrl/llm/train"
@@ -117,14 +116,14 @@ func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {
 
 // microBatches groups the indexed sequences, in order, into batches of at
 // most budget tokens (a longer sequence is a batch of its own). A sequence
-// with the same tokens as the one before it stays in its batch and adds
-// nothing to it: the trainer computes the two once (train.Sequence).
+// with the same context as the one before it (train.SameContext) stays in
+// its batch and adds nothing to it: the trainer computes the two once.
 func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 	var out [][]int
 	var cur []int
 	n := 0
 	for i, k := range idx {
-		if i > 0 && len(cur) > 0 && slices.Equal(seqs[k].Tokens, seqs[idx[i-1]].Tokens) {
+		if i > 0 && len(cur) > 0 && train.SameContext(seqs[k], seqs[idx[i-1]]) {
 			cur = append(cur, k)
 			continue
 		}
@@ -178,7 +177,7 @@ func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int
 	for _, k := range order {
 		p := pairs[k]
 		l := len(seqs[p.Chosen].Tokens)
-		if !slices.Equal(seqs[p.Chosen].Tokens, seqs[p.Rejected].Tokens) { // a judgement's two probes are computed once
+		if !train.SameContext(seqs[p.Chosen], seqs[p.Rejected]) { // a judgement's two probes are computed once
 			l += len(seqs[p.Rejected].Tokens)
 		}
 		if len(cur) > 0 && n+l > r.Config.LoRA.BatchTokens {

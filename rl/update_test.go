@@ -7,10 +7,10 @@ import (
 	"github.com/agentrl/agentrl/llm/train"
 )
 
-// TestMicroBatchesKeepTwinsTogether: a sequence with the same tokens as
-// the one before it (a judgement's second probe) costs nothing in the
-// budget, since the trainer computes the two once, and is never cut from
-// it into the next micro-batch.
+// TestMicroBatchesKeepTwinsTogether: a sequence with the same context as
+// the one before it (a judgement's second probe: the same tokens but the
+// last) costs nothing in the budget, since the trainer computes the two
+// once, and is never cut from it into the next micro-batch.
 func TestMicroBatchesKeepTwinsTogether(t *testing.T) {
 	seq := func(n int, first int32) train.Sequence {
 		s := train.Sequence{Tokens: make([]int32, n)}
@@ -20,7 +20,9 @@ func TestMicroBatchesKeepTwinsTogether(t *testing.T) {
 		return s
 	}
 	a, b, c := seq(40, 1), seq(40, 100), seq(30, 200)
-	seqs := []train.Sequence{a, a, b, b, c}
+	probeNo := seq(40, 100)
+	probeNo.Tokens[39] = 7
+	seqs := []train.Sequence{a, a, b, probeNo, c}
 	got := microBatches(seqs, []int{0, 1, 2, 3, 4}, 80)
 	want := [][]int{{0, 1, 2, 3}, {4}}
 	if !reflect.DeepEqual(got, want) {

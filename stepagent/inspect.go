@@ -129,14 +129,3 @@ func Agreement(steps []Step) (greedy, sampled float64) {
 func expertSequence(st Step) train.Sequence {
 	return train.ActionSequence(st.Prompt, st.ExpertTokens)
 }
-
-// judgedSequence is a prompt and an action followed by a probe of the
-// judgement token: the discriminator's D(h, a) is its probability there.
-func judgedSequence(prompt, action []int32, judgement int32) train.Sequence {
-	n := len(prompt) + len(action) + 1
-	s := train.Sequence{Tokens: make([]int32, 0, n), Weights: make([]float32, n), Targets: make([]int32, n)}
-	s.Tokens = append(append(append(s.Tokens, prompt...), action...), judgement)
-	s.Weights[n-1] = 1
-	s.Targets[n-1] = judgement
-	return s
-}

@@ -245,7 +245,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	if err != nil {
 		return err
 	}
-	odds, err := rl.LogOdds(disc, lp, pairs)
+	odds, err := judgementOdds(disc, lp, pairs)
 	if err != nil {
 		return err
 	}
@@ -261,7 +261,11 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		mbs := r.Minibatches(cycle, 0, len(pairs), c.Minibatches)
 		for _, mb := range mbs {
 			res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
-				return rl.LogOddsCrossEntropy{Pairs: local, Labels: pickRows(labels, idx)}
+				rows := make([][]float64, len(idx))
+				for i, k := range idx {
+					rows[i] = []float64{labels[k]}
+				}
+				return rl.LogOddsCrossEntropy{Pairs: local, Labels: rows}
 			})
 			if err != nil {
 				return fmt.Errorf("discriminator: %w", err)
@@ -292,7 +296,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
 		return err
 	}
-	rewards, err := rl.LogOdds(judged, after, judgedPairs)
+	rewards, err := judgementOdds(judged, after, judgedPairs)
 	if err != nil {
 		return err
 	}
@@ -338,10 +342,27 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 // judgement is the discriminator's pair of tokens.
 type judgement struct{ yes, no int32 }
 
-// add appends the two probes of D(prompt, action) to seqs and their pair.
+// add appends the two probes of D(prompt, action), read after the
+// action, to seqs and their pair.
 func (j judgement) add(seqs *[]train.Sequence, pairs *[]train.Pair, prompt, action []int32) {
+	tokens := make([]int32, 0, len(prompt)+len(action)+1)
+	tokens = append(append(append(tokens, prompt...), action...), j.yes)
+	yes, no := rl.ProbePair(tokens, []int{len(tokens) - 1}, j.yes, j.no)
 	*pairs = append(*pairs, train.Pair{Chosen: len(*seqs), Rejected: len(*seqs) + 1})
-	*seqs = append(*seqs, judgedSequence(prompt, action, j.yes), judgedSequence(prompt, action, j.no))
+	*seqs = append(*seqs, yes, no)
+}
+
+// judgementOdds is the log-odds of each judgement (one probe a pair).
+func judgementOdds(seqs []train.Sequence, logp [][]float32, pairs []train.Pair) ([]float64, error) {
+	odds, err := rl.LogOdds(seqs, logp, pairs)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(odds))
+	for k, o := range odds {
+		out[k] = o[0]
+	}
+	return out, nil
 }
 
 // stepReward is log D - log(1 - D), which for D = sigmoid(z) is the

@@ -118,10 +118,20 @@ func TestPrefixesAndPairs(t *testing.T) {
 		if len(chosen.Tokens) != len(p.Prompt)+len(p.ExpertTokens) || chosen.Weights[len(p.Prompt)-1] != 0 || chosen.Weights[len(p.Prompt)] != 1 {
 			t.Fatalf("chosen sequence weights %v", chosen.Weights)
 		}
-		judged := judgedSequence(p.Prompt, p.ExpertTokens, 7)
-		last := len(judged.Tokens) - 1
-		if judged.Weights[last] != 1 || judged.Targets[last] != 7 || slices.Max(judged.Weights[:last]) != 0 {
-			t.Fatalf("judged sequence: weights %v targets %v", judged.Weights, judged.Targets)
+		// The discriminator's judgement of the action: the state and the
+		// action, probed after it for " Yes" (7) and " No" (8) in two
+		// sequences of the same context.
+		var judged []train.Sequence
+		var pairs []train.Pair
+		judgement{yes: 7, no: 8}.add(&judged, &pairs, p.Prompt, p.ExpertTokens)
+		last := len(p.Prompt) + len(p.ExpertTokens)
+		if len(judged) != 2 || pairs[0] != (train.Pair{Chosen: 0, Rejected: 1}) || !train.SameContext(judged[0], judged[1]) || len(judged[0].Tokens) != last+1 {
+			t.Fatalf("judgement: %d sequences, pairs %v", len(judged), pairs)
+		}
+		for k, token := range []int32{7, 8} {
+			if s := judged[k]; s.Weights[last] != 1 || s.Targets[last] != token || slices.Max(s.Weights[:last]) != 0 {
+				t.Fatalf("judged sequence %d: weights %v targets %v", k, s.Weights, s.Targets)
+			}
 		}
 	}
 	if _, skipped, _ := Prefixes(m, []Trajectory{traj}, len(prefixes[1].Prompt)+8, 16); skipped != 1 {
@@ -162,18 +172,20 @@ func TestDiscriminatorSeparates(t *testing.T) {
 	var seqs []train.Sequence
 	var pairs []train.Pair
 	var labels []float64
+	var rows [][]float64
 	for i := range 16 {
 		prompt := []int32{1, int32(40 + i), int32(60 + i%5)}
 		judge.add(&seqs, &pairs, prompt, []int32{100, 101, 102})
 		judge.add(&seqs, &pairs, prompt, []int32{200, int32(201 + i%3)})
 		labels = append(labels, 1, 0)
+		rows = append(rows, []float64{1}, []float64{0})
 	}
 	accuracy := func() float64 {
 		lp, err := tr.LogProbs(seqs)
 		if err != nil {
 			t.Fatal(err)
 		}
-		odds, err := rl.LogOdds(seqs, lp, pairs)
+		odds, err := judgementOdds(seqs, lp, pairs)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -181,7 +193,7 @@ func TestDiscriminatorSeparates(t *testing.T) {
 	}
 	before := accuracy()
 	for range 20 {
-		if _, err := tr.Accumulate(seqs, rl.LogOddsCrossEntropy{Pairs: pairs, Labels: labels}); err != nil {
+		if _, err := tr.Accumulate(seqs, rl.LogOddsCrossEntropy{Pairs: pairs, Labels: rows}); err != nil {
 			t.Fatal(err)
 		}
 		if _, err := tr.Step(); err != nil {

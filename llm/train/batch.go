@@ -21,11 +21,20 @@ type Sequence struct {
 	// as a critic's judgement token read at each decision point of an
 	// episode. Nil predicts Tokens.
 	//
-	// Sequences of one micro-batch with the same Tokens are computed once:
-	// each keeps its own weights and targets, read from the shared
-	// positions (and, when training with dropout, the same dropout masks).
-	// A yes/no judgement probed as two sequences thus costs one.
+	// Sequences of one micro-batch with the same context are computed
+	// once (see SameContext): each keeps its own weights and targets, read
+	// from the shared positions (and, when training with dropout, the same
+	// dropout masks). A yes/no judgement probed as two sequences thus
+	// costs one.
 	Targets []int32
+}
+
+// SameContext reports whether a and b have the same tokens but perhaps
+// the last: the last token is only predicted, never read, so the two
+// compute the same hidden states, and the trainer computes them once
+// when they are in one micro-batch.
+func SameContext(a, b Sequence) bool {
+	return len(a.Tokens) == len(b.Tokens) && len(a.Tokens) > 0 && slices.Equal(a.Tokens[:len(a.Tokens)-1], b.Tokens[:len(b.Tokens)-1])
 }
 
 // target is the token whose log-probability is computed at position i.
@@ -193,14 +202,14 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 }
 
 // twins maps each sequence to the first earlier one with the same
-// tokens, whose slots it shares, or to -1.
+// context (SameContext), whose slots it shares, or to -1.
 func twins(seqs []Sequence) []int {
 	out := make([]int, len(seqs))
 	first := map[string]int{}
 	key := make([]byte, 0, 4*maxLenOf(seqs))
 	for i, s := range seqs {
 		key = key[:0]
-		for _, tok := range s.Tokens {
+		for _, tok := range s.Tokens[:len(s.Tokens)-1] {
 			key = binary.LittleEndian.AppendUint32(key, uint32(tok))
 		}
 		if t, ok := first[string(key)]; ok {

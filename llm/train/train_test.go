@@ -86,9 +86,12 @@ func TestZeroWeightTokensDoNotChangeTheGradient(t *testing.T) {
 
 func TestPackingEqualsSeparateBatches(t *testing.T) {
 	seqs := testSequences(300, 13)
-	// A twin of the first sequence: the same tokens probed for other
-	// targets with other weights, as a yes/no judgement pair is.
-	twin := Sequence{Tokens: seqs[0].Tokens, Weights: make([]float32, len(seqs[0].Tokens)), Targets: make([]int32, len(seqs[0].Tokens))}
+	// A twin of the first sequence: the same context (its last token,
+	// only predicted, differs) probed for other targets with other
+	// weights, as a yes/no judgement pair is.
+	n := len(seqs[0].Tokens)
+	twin := Sequence{Tokens: slices.Clone(seqs[0].Tokens), Weights: make([]float32, n), Targets: make([]int32, n)}
+	twin.Tokens[n-1] = (twin.Tokens[n-1] + 1) % 300
 	for i, tok := range seqs[0].Tokens {
 		twin.Targets[i] = (tok + 7) % 300
 		if i%4 == 3 {

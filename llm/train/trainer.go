@@ -350,8 +350,8 @@ func (t *Trainer) BaseLogProbs(seqs []Sequence) ([][]float32, error) {
 type Result struct {
 	Loss    float64            `json:"loss"`
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	// Tokens counts the tokens computed (a sequence with the same tokens
-	// as another of the micro-batch counts once: see Sequence.Targets);
+	// Tokens counts the tokens computed (a sequence with the same context
+	// as another of the micro-batch counts once: see SameContext);
 	// Scored the tokens whose log-probability entered the loss.
 	Tokens int `json:"tokens"`
 	Scored int `json:"scored"`
