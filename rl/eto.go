@@ -14,9 +14,12 @@ import (
 // the expert on the same tasks; where the agent's return falls short of
 // the expert's, the pair (expert chosen, agent rejected) is kept, the
 // agent's trajectory cut to the expert's length plus ETO.ExtraTurns
-// turns; where the agent does better the roles swap; ties are dropped. The actor is trained on the pairs with
-// trajectory-level DPO, the reference being the policy at the start of
-// the iteration (the previous iteration's result).
+// turns; where the agent does better the roles swap; ties are dropped.
+// The expert's trajectory is its conversation rendered with the chat
+// template, the agent's the tokens it sampled (rendered like the expert's
+// where they do not make one sequence). The actor is trained on the pairs
+// with trajectory-level DPO, the reference being the policy at the start
+// of the iteration (the previous iteration's result).
 func trainETO(ctx context.Context, r *Run) error {
 	c := r.Config.ETO
 	if err := r.WarmStart(ctx); err != nil {
@@ -47,7 +50,7 @@ func trainETO(ctx context.Context, r *Run) error {
 		// chat template) against the agent's (the tokens it generated).
 		var seqs []train.Sequence
 		var pairs []train.Pair
-		split, swapped := 0, 0
+		rendered, long, swapped := 0, 0, 0
 		for i := range agent {
 			a, e := &agent[i], bySeed[agent[i].Seed]
 			if e == nil || a.Return == e.Return {
@@ -62,19 +65,19 @@ func trainETO(ctx context.Context, r *Run) error {
 			} else {
 				agentCut.Steps = a.Steps[:min(len(a.Steps), len(e.Steps)+c.ExtraTurns)]
 			}
-			agentSeqs, err := EpisodeSequences(&agentCut)
+			agentSeq, wasRendered, err := r.trajectorySequence(&agentCut)
 			if err != nil {
 				return err
 			}
-			if len(agentSeqs) > 1 {
-				split++ // its history was cut to fit the context: no single sequence to score
-				continue
+			if wasRendered {
+				rendered++
 			}
 			expertSeq, err := train.ChatSequence(r.model, rollout.NewDemonstration(&expertCut).Messages)
 			if err != nil {
 				return fmt.Errorf("expert trajectory %d: %w", e.Seed, err)
 			}
-			if len(expertSeq.Tokens) > r.Config.Rollout.Context {
+			if len(expertSeq.Tokens) > r.Config.Rollout.Context || len(agentSeq.Tokens) > r.Config.Rollout.Context {
+				long++
 				continue
 			}
 			p := train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1}
@@ -83,11 +86,12 @@ func trainETO(ctx context.Context, r *Run) error {
 				swapped++
 			}
 			pairs = append(pairs, p)
-			seqs = append(seqs, expertSeq, agentSeqs[0].Sequence)
+			seqs = append(seqs, expertSeq, agentSeq)
 		}
 		m := r.Metrics()
 		m.Metrics["pairs"] = float64(len(pairs))
-		m.Metrics["split_pairs"] = float64(split)
+		m.Metrics["rendered_pairs"] = float64(rendered)
+		m.Metrics["long_pairs"] = float64(long)
 		m.Metrics["agent_chosen"] = float64(swapped)
 		if len(pairs) == 0 {
 			r.logf("iter %d: the agent matched the expert on every task; no pairs", it)
@@ -127,4 +131,26 @@ func trainETO(ctx context.Context, r *Run) error {
 		}
 	}
 	return nil
+}
+
+// trajectorySequence is the agent's episode t as one training sequence:
+// the tokens it was sampled as where they make one sequence, or else (a
+// history cut to fit the context, an action whose text renders as other
+// tokens: see EpisodeSequences) the conversation it played rendered with
+// the chat template, raw actions and all, as the expert's is; rendered
+// says which. A rendered episode may be longer than the context; the
+// caller checks.
+func (r *Run) trajectorySequence(t *rollout.Trajectory) (s train.Sequence, rendered bool, err error) {
+	seqs, err := EpisodeSequences(t)
+	if err != nil {
+		return train.Sequence{}, false, err
+	}
+	if len(seqs) == 1 {
+		return seqs[0].Sequence, false, nil
+	}
+	s, err = train.ChatSequence(r.model, rollout.Conversation(t))
+	if err != nil {
+		return train.Sequence{}, true, fmt.Errorf("agent trajectory %d: %w", t.Seed, err)
+	}
+	return s, true, nil
 }

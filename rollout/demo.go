@@ -10,6 +10,23 @@ type Demonstration struct {
 	Messages []chat.Message `json:"messages"`
 }
 
+// Conversation is the episode t as the policy played it: the instruction
+// as the system message, each observation as a user message and each
+// action as the assistant message the policy wrote, raw text and all, as
+// the runner's history holds them (without the history it may have left
+// out to fit the policy's context).
+func Conversation(t *Trajectory) []chat.Message {
+	msgs := make([]chat.Message, 0, 1+2*len(t.Steps))
+	msgs = append(msgs, chat.Message{Role: chat.System, Content: t.Instruction})
+	for _, s := range t.Steps {
+		msgs = append(msgs,
+			chat.Message{Role: chat.User, Content: s.Observation},
+			chat.Message{Role: chat.Assistant, Content: s.Action},
+		)
+	}
+	return msgs
+}
+
 // NewDemonstration turns t into a conversation: the instruction as the
 // system message, each observation as a user message and each action as an
 // assistant message written "Action: <parsed action>", the format every
