@@ -106,7 +106,7 @@ func TestPPORaisesReward(t *testing.T) {
 	dir := t.TempDir()
 	cfg := lettersConfig("ppo", iterations)
 	cfg.Rollout.Tasks = 32 // PPO plays one episode a task: 32 a iteration, as GRPO's 4 x 8
-	cfg.PPO.LR, cfg.PPO.CriticLR, cfg.PPO.Epochs, cfg.PPO.Minibatches = 2e-2, 1e-2, 2, 1
+	cfg.PPO.LR, cfg.PPO.CriticLR, cfg.PPO.Epochs, cfg.PPO.Minibatches = 2e-2, 1e-2, 1, 1
 	// The byte model has no " Yes" token: judgement tokens of its own.
 	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "y", "n"
 	err := Train(context.Background(), cfg, Options{
