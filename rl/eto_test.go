@@ -1,7 +1,6 @@
 package rl
 
 import (
-	"context"
 	"math"
 	"testing"
 
@@ -17,7 +16,6 @@ import (
 // implicit reward margin of chosen over rejected is positive and the loss
 // below its starting ln 2.
 func TestETORun(t *testing.T) {
-	dir := t.TempDir()
 	cfg := DefaultConfig()
 	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = "eto", rollouttest.Name, "tiny", 2, 1
 	cfg.Rollout = RolloutConfig{Tasks: 4, MaxSteps: 4, MaxTokens: 8, Temperature: 1, Parallel: 8, Context: 1024}
@@ -25,15 +23,7 @@ func TestETORun(t *testing.T) {
 	cfg.LoRA = LoRAConfig{Rank: 8, BatchTokens: 4096}
 	cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 1024}
 	cfg.ETO.LR, cfg.ETO.Epochs = 1e-3, 2
-	err := Train(context.Background(), cfg, Options{ModelPath: tinyModel(t), Dir: dir,
-		NewEnv: func() envs.Env { return rollouttest.New() }, Progress: testLog{t}})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := readMetrics(t, dir)
-	if len(ms) != 2 {
-		t.Fatalf("%d metrics lines, want 2", len(ms))
-	}
+	ms := trainedMetrics(t, cfg, tinyModel(t), func() envs.Env { return rollouttest.New() })
 	for _, m := range ms {
 		t.Logf("iter %d: reward %.3f, %v pairs (%v with the agent chosen, %v rendered, %v too long), dpo loss %.4f, accuracy %.2f, margin %.3f",
 			m.Iteration, m.Reward, m.Metrics["pairs"], m.Metrics["agent_chosen"], m.Metrics["rendered_pairs"], m.Metrics["long_pairs"], m.Losses["dpo"], m.Metrics["accuracy"], m.Metrics["margin"])

@@ -1,7 +1,6 @@
 package rl
 
 import (
-	"context"
 	"math"
 	"strings"
 	"testing"
@@ -103,22 +102,12 @@ func TestLogOddsCrossEntropy(t *testing.T) {
 // learn the values: its error on the λ-returns falls.
 func TestPPORaisesReward(t *testing.T) {
 	const iterations = 20
-	dir := t.TempDir()
 	cfg := lettersConfig("ppo", iterations)
 	cfg.Rollout.Tasks = 32 // PPO plays one episode a task: 32 a iteration, as GRPO's 4 x 8
 	cfg.PPO.LR, cfg.PPO.CriticLR, cfg.PPO.Epochs, cfg.PPO.Minibatches = 2e-2, 1e-2, 1, 1
 	// The byte model has no " Yes" token: judgement tokens of its own.
 	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "y", "n"
-	err := Train(context.Background(), cfg, Options{
-		ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Progress: testLog{t},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := readMetrics(t, dir)
-	if len(ms) != iterations {
-		t.Fatalf("%d metrics lines, want %d", len(ms), iterations)
-	}
+	ms := trainedMetrics(t, cfg, byteModel(t), func() envs.Env { return &letters{} })
 	var xs, rewards, valueErrors []float64
 	for _, m := range ms {
 		t.Logf("iter %d reward %.3f value %.3f value error %.3f policy loss %.4f critic loss %.4f", m.Iteration, m.Reward,

@@ -52,6 +52,25 @@ func (l *letters) Step(text string) (envs.StepResult, error) {
 
 func (l *letters) AvailableActions() []string { return nil }
 
+// trainedMetrics trains a run of cfg in a temporary directory (or the one
+// AGENTRL_KEEP_RUN names, to look at afterwards) and returns its metrics,
+// one line per iteration.
+func trainedMetrics(t *testing.T, cfg Config, model string, newEnv func() envs.Env) []Metrics {
+	t.Helper()
+	dir := t.TempDir()
+	if d := os.Getenv("AGENTRL_KEEP_RUN"); d != "" {
+		dir = d
+	}
+	if err := Train(context.Background(), cfg, Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: testLog{t}}); err != nil {
+		t.Fatal(err)
+	}
+	ms := readMetrics(t, dir)
+	if len(ms) != cfg.Iterations {
+		t.Fatalf("%d metrics lines, want %d", len(ms), cfg.Iterations)
+	}
+	return ms
+}
+
 // readMetrics reads a run's metrics.jsonl.
 func readMetrics(t *testing.T, dir string) []Metrics {
 	t.Helper()
@@ -88,20 +107,7 @@ func lettersConfig(algorithm string, iterations int) Config {
 // a gain near zero.
 func TestGRPORaisesReward(t *testing.T) {
 	const iterations = 20
-	dir := t.TempDir()
-	if d := os.Getenv("AGENTRL_KEEP_RUN"); d != "" {
-		dir = d
-	}
-	err := Train(context.Background(), lettersConfig("grpo", iterations), Options{
-		ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Progress: testLog{t},
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	ms := readMetrics(t, dir)
-	if len(ms) != iterations {
-		t.Fatalf("%d metrics lines, want %d", len(ms), iterations)
-	}
+	ms := trainedMetrics(t, lettersConfig("grpo", iterations), byteModel(t), func() envs.Env { return &letters{} })
 	final := ms[iterations-1]
 	var xs, rewards []float64
 	for _, m := range ms {
