@@ -179,6 +179,9 @@ type ETOConfig struct {
 	// this many turns.
 	ExtraTurns int `yaml:"extra_turns"`
 	Epochs     int `yaml:"epochs"`
+	// Minibatches per epoch, each one optimiser step over its share of
+	// the iteration's pairs.
+	Minibatches int `yaml:"minibatches"`
 }
 
 // StepAgentConfig is StepAgent (Deng et al. 2024, arXiv 2411.03817):
@@ -358,7 +361,7 @@ func DefaultConfig() Config {
 			LR: 2e-5, CriticLR: 1e-4, Clip: 0.2, Gamma: 1, Lambda: 0.95, Epochs: 2, Minibatches: 2,
 			InvalidPenalty: 0.1, ValueToken: " Yes", NegativeToken: " No",
 		},
-		ETO: ETOConfig{Beta: 0.1, LR: 2e-5, Temperature: 0.7, ExtraTurns: 5, Epochs: 1},
+		ETO: ETOConfig{Beta: 0.1, LR: 2e-5, Temperature: 0.7, ExtraTurns: 5, Epochs: 1, Minibatches: 1},
 		StepAgent: StepAgentConfig{
 			Reflection: "implicit", Trajectories: 16, Samples: 4, Temperature: 1, LR: 2e-5, Epochs: 1,
 			Beta: 0.1, Reference: "cycle", DiscriminatorLR: 1e-4, JudgementToken: " Yes", NegativeToken: " No", MaxAccuracy: 0.95,
@@ -593,7 +596,7 @@ func (c *Config) Validate() error {
 		e := c.ETO
 		check(e.Beta > 0 && e.LR > 0, "eto.beta %g and eto.lr %g must be positive", e.Beta, e.LR)
 		check(e.Temperature >= 0, "eto.temperature %g must not be negative", e.Temperature)
-		check(e.ExtraTurns >= 0 && e.Epochs > 0, "eto.extra_turns %d must not be negative and eto.epochs %d positive", e.ExtraTurns, e.Epochs)
+		check(e.ExtraTurns >= 0 && e.Epochs > 0 && e.Minibatches > 0, "eto.extra_turns %d must not be negative, eto.epochs %d and eto.minibatches %d positive", e.ExtraTurns, e.Epochs, e.Minibatches)
 	case "stepagent":
 		sft("warm_start", c.WarmStart, false)
 		a := c.StepAgent

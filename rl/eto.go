@@ -109,17 +109,18 @@ func trainETO(ctx context.Context, r *Run) error {
 			var losses, acc, margin float64
 			steps := 0
 			for epoch := range c.Epochs {
-				order := r.Minibatches(it, epoch, len(pairs), 1)[0]
-				res, err := r.UpdatePairs(seqs, pairs, order, func(p []train.Pair, _ []int) train.Loss {
-					return train.DPO{Beta: c.Beta, Pairs: p}
-				})
-				if err != nil {
-					return fmt.Errorf("iteration %d: %w", it, err)
+				for _, mb := range r.Minibatches(it, epoch, len(pairs), c.Minibatches) {
+					res, err := r.UpdatePairs(seqs, pairs, mb, func(p []train.Pair, _ []int) train.Loss {
+						return train.DPO{Beta: c.Beta, Pairs: p}
+					})
+					if err != nil {
+						return fmt.Errorf("iteration %d: %w", it, err)
+					}
+					losses += res.Loss
+					acc += res.Metrics["accuracy"]
+					margin += res.Metrics["margin"]
+					steps++
 				}
-				losses += res.Loss
-				acc += res.Metrics["accuracy"]
-				margin += res.Metrics["margin"]
-				steps++
 			}
 			m.Loss = losses / float64(steps)
 			m.Losses["dpo"] = m.Loss

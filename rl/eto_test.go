@@ -11,10 +11,10 @@ import (
 // TestETORun runs ETO on the guessing game, whose expert bisects: each
 // iteration pairs the agent's episodes with the expert's on the same tasks
 // (the agent, lightly warm-started, loses them all) and trains on the
-// pairs by DPO against the policy at the iteration's start, which must
-// come to prefer the chosen trajectories: over the iteration's epochs the
-// implicit reward margin of chosen over rejected is positive and the loss
-// below its starting ln 2.
+// pairs by DPO against the policy at the iteration's start (two epochs
+// of two minibatches), which must come to prefer the chosen trajectories:
+// over the iteration's steps the implicit reward margin of chosen over
+// rejected is positive and the loss below its starting ln 2.
 func TestETORun(t *testing.T) {
 	cfg := DefaultConfig()
 	cfg.Algorithm, cfg.Env, cfg.Model, cfg.Iterations, cfg.Threads = "eto", rollouttest.Name, "tiny", 2, 1
@@ -22,7 +22,7 @@ func TestETORun(t *testing.T) {
 	cfg.Eval = EvalConfig{Split: envs.Test}
 	cfg.LoRA = LoRAConfig{Rank: 8, BatchTokens: 4096}
 	cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 1024}
-	cfg.ETO.LR, cfg.ETO.Epochs = 1e-3, 2
+	cfg.ETO.LR, cfg.ETO.Epochs, cfg.ETO.Minibatches = 1e-3, 2, 2
 	ms := trainedMetrics(t, cfg, tinyModel(t), func() envs.Env { return rollouttest.New() })
 	for _, m := range ms {
 		t.Logf("iter %d: reward %.3f, %v pairs (%v with the agent chosen, %v rendered, %v too long), dpo loss %.4f, accuracy %.2f, margin %.3f",
@@ -33,13 +33,13 @@ func TestETORun(t *testing.T) {
 		if m.Metrics["pairs"] < 3 || m.Metrics["rendered_pairs"] == 0 {
 			t.Fatalf("iteration %d: %v pairs, %v rendered; the test needs the agent to lose to the expert, and rendered episodes", m.Iteration, m.Metrics["pairs"], m.Metrics["rendered_pairs"])
 		}
-		// The first epoch starts at the reference (margin 0, loss ln 2); the
-		// means over the epochs show where the later ones went.
+		// The first step starts at the reference (margin 0, loss ln 2); the
+		// means over the steps show where the later ones went.
 		if m.Metrics["margin"] <= 0 || m.Losses["dpo"] >= math.Ln2 {
 			t.Errorf("iteration %d: DPO did not come to prefer the chosen trajectories: margin %.3f, loss %.4f (ln 2 = %.4f at the start)", m.Iteration, m.Metrics["margin"], m.Losses["dpo"], math.Ln2)
 		}
 	}
-	if final := ms[1]; final.GradSteps != int64(2*cfg.ETO.Epochs)+1 {
-		t.Errorf("%d gradient steps, want the warm start's 1 and %d a iteration", final.GradSteps, cfg.ETO.Epochs)
+	if perIteration := cfg.ETO.Epochs * cfg.ETO.Minibatches; ms[1].GradSteps != int64(2*perIteration)+1 {
+		t.Errorf("%d gradient steps, want the warm start's 1 and %d a iteration", ms[1].GradSteps, perIteration)
 	}
 }
