@@ -45,6 +45,10 @@ type Group struct {
 	// TrainSuccess is the last iteration's training success rate, over the
 	// finished runs.
 	TrainSuccess Stat
+	// The budget of the finished runs: optimiser steps, environment steps
+	// and training tokens of the run itself (not of an SFT run it started
+	// from), and its wall time in minutes.
+	GradSteps, EnvSteps, TrainTokens, Minutes Stat
 }
 
 // Stat is a mean and standard deviation over N seeds. Std is the sample
@@ -119,7 +123,7 @@ func Compare(runs []Run, split string) Table {
 	}
 	for k, rs := range groups {
 		g := Group{Env: k.env, Algorithm: k.alg, Seeds: len(rs)}
-		var success, score, steps, train []float64
+		var success, score, steps, train, grad, env, tokens, minutes []float64
 		for _, r := range rs {
 			if r.Model != "" && !slices.Contains(g.Models, r.Model) {
 				g.Models = append(g.Models, r.Model)
@@ -138,6 +142,8 @@ func Compare(runs []Run, split string) Table {
 				continue
 			}
 			g.Finished++
+			grad, env = append(grad, r.State.GradSteps), append(env, r.State.EnvSteps)
+			tokens, minutes = append(tokens, r.State.TrainTokens), append(minutes, r.State.WallS/60)
 			// Runs that play no training episodes (SFT, StepAgent) have
 			// no training success to report.
 			if last, ok := r.Last(); ok && playedEpisodes(last) {
@@ -156,6 +162,7 @@ func Compare(runs []Run, split string) Table {
 		slices.Sort(g.Models)
 		g.Success, g.Score, g.Steps = newStat(success), newStat(score), newStat(steps)
 		g.TrainSuccess = newStat(train)
+		g.GradSteps, g.EnvSteps, g.TrainTokens, g.Minutes = newStat(grad), newStat(env), newStat(tokens), newStat(minutes)
 		t.Groups = append(t.Groups, g)
 	}
 	slices.SortFunc(t.Groups, func(a, b Group) int {
@@ -199,11 +206,12 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 	fmt.Fprintf(bw, "# %s\n\n", title)
 	fmt.Fprintf(bw, "Final evaluation on the %s split (`eval/%s.json`) of the finished runs: mean ± standard deviation over seeds (the mean alone over one). "+
 		"*seeds* counts the finished runs (of all runs, where some are missing); a cell over fewer of them says so with *n*. "+
-		"*train success* is the training success rate of the last iteration.\n", t.Split, t.Split)
+		"*train success* is the training success rate of the last iteration. "+
+		"The budget of each run, its own (a start from an SFT run not counted): optimiser steps, environment steps, training tokens and minutes of wall time.\n", t.Split, t.Split)
 	for _, env := range envsOf(runs) {
 		fmt.Fprintf(bw, "\n## %s\n\n", cell(orUnknown(env)))
-		fmt.Fprintln(bw, "| algorithm | model | seeds | success | score | steps | train success |")
-		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|")
+		fmt.Fprintln(bw, "| algorithm | model | seeds | success | score | steps | train success | grad steps | env steps | train tokens | minutes |")
+		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
 		for _, g := range t.Groups {
 			if g.Env != env {
 				continue
@@ -212,10 +220,12 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 			if g.Finished != g.Seeds {
 				seeds = fmt.Sprintf("%d of %d", g.Finished, g.Seeds)
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s |\n",
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
 				cell(orUnknown(g.Algorithm)), cell(strings.Join(g.Models, ", ")), seeds,
 				formatStat(g.Success, g.Finished, "%.3f"), formatStat(g.Score, g.Finished, "%.3f"),
-				formatStat(g.Steps, g.Finished, "%.2f"), formatStat(g.TrainSuccess, g.Finished, "%.3f"))
+				formatStat(g.Steps, g.Finished, "%.2f"), formatStat(g.TrainSuccess, g.Finished, "%.3f"),
+				formatStat(g.GradSteps, g.Finished, "%.0f"), formatStat(g.EnvSteps, g.Finished, "%.0f"),
+				formatStat(g.TrainTokens, g.Finished, "%.0f"), formatStat(g.Minutes, g.Finished, "%.1f"))
 		}
 		if opts.FigureDir != "" && hasCurve(runsOfEnv(runs, env)) {
 			link := path.Join(opts.FigureDir, CurvesFile(opts.FigurePrefix, env))

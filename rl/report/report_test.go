@@ -298,9 +298,11 @@ func TestWriteMarkdown(t *testing.T) {
 		"# Sweep\n",
 		"## webshop\n",
 		"## alfworld\n",
-		"| grpo | tiny | 2 of 3 | 0.400 ± 0.141 | 0.600 ± 0.141 | 5.00 ± 1.41 | 0.300 ± 0.141 |\n",
-		"| sft | tiny | 0 of 1 | – | – | – | – |\n",
-		"| sft | tiny | 1 | – | – | – | – |\n",
+		// Budgets over the two finished GRPO runs: 8 and 12 steps, 200 and
+		// 300 env steps, 1,000 and 0 tokens, 10.5 and 0 seconds.
+		"| grpo | tiny | 2 of 3 | 0.400 ± 0.141 | 0.600 ± 0.141 | 5.00 ± 1.41 | 0.300 ± 0.141 | 10 ± 3 | 250 ± 71 | 500 ± 707 | 0.1 ± 0.1 |\n",
+		"| sft | tiny | 0 of 1 | – | – | – | – | – | – | – | – |\n",
+		"| sft | tiny | 1 | – | – | – | – | 10 | 50 | 0 | 0.0 |\n",
 		"](figs/report-curves-webshop.png)",
 		"## Missing\n",
 		"- seed 3 of grpo on webshop: iteration 7 of 20 (`",
