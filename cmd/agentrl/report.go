@@ -17,8 +17,9 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "RUNDIR...",
 		Description: "Each RUNDIR is a run directory (docs/runs.md) or a sweep directory holding run directories one\n" +
 			"level down. The report has one table per environment with a row per algorithm: the final evaluation\n" +
-			"on --split (eval/SPLIT.json) and the last iteration's training success, as mean ± standard deviation\n" +
-			"over the finished runs' seeds, then the runs that are not started, not finished or not evaluated.\n" +
+			"on --split (eval/SPLIT.json), the last iteration's training success and the budget (optimiser steps,\n" +
+			"environment steps, training tokens, minutes), as mean ± standard deviation over the finished runs'\n" +
+			"seeds, then the runs that are not started, not finished or not evaluated.\n" +
 			"Each run's plots go to RUNDIR/plots; the training curves, one figure per environment, go beside\n" +
 			"the report as OUT-curves-ENV.png.",
 		Flags: []cli.Flag{
