@@ -47,7 +47,8 @@ func trainETO(ctx context.Context, r *Run) error {
 		}
 
 		// Pairs: the expert's trajectory (its own text, rendered by the
-		// chat template) against the agent's (the tokens it generated).
+		// chat template) against the agent's (the tokens it generated, or
+		// its conversation rendered likewise: trajectorySequence).
 		var seqs []train.Sequence
 		var pairs []train.Pair
 		rendered, long, swapped := 0, 0, 0
@@ -69,9 +70,6 @@ func trainETO(ctx context.Context, r *Run) error {
 			if err != nil {
 				return err
 			}
-			if wasRendered {
-				rendered++
-			}
 			expertSeq, err := train.ChatSequence(r.model, rollout.NewDemonstration(&expertCut).Messages)
 			if err != nil {
 				return fmt.Errorf("expert trajectory %d: %w", e.Seed, err)
@@ -79,6 +77,9 @@ func trainETO(ctx context.Context, r *Run) error {
 			if len(expertSeq.Tokens) > r.Config.Rollout.Context || len(agentSeq.Tokens) > r.Config.Rollout.Context {
 				long++
 				continue
+			}
+			if wasRendered {
+				rendered++
 			}
 			p := train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1}
 			if agentWins {

@@ -83,11 +83,17 @@ func LogOdds(seqs []train.Sequence, logp [][]float32, pairs []train.Pair) ([][]f
 	return out, nil
 }
 
-// ProbePair is a judgement of tokens at the given positions: the tokens
-// probed for yes (first) and for no (second) at each of them, every other
-// token context. The two have the same context, which the trainer
-// computes once.
-func ProbePair(tokens []int32, at []int, yes, no int32) (train.Sequence, train.Sequence) {
+// ProbePair is a judgement of tokens at the given positions, which must
+// rise strictly within 1..len(tokens)-1 (labels go with the probes in
+// this order): the tokens probed for yes (first) and for no (second) at
+// each of them, every other token context. The two have the same context,
+// which the trainer computes once.
+func ProbePair(tokens []int32, at []int, yes, no int32) (train.Sequence, train.Sequence, error) {
+	for i, p := range at {
+		if p < 1 || p >= len(tokens) || i > 0 && p <= at[i-1] {
+			return train.Sequence{}, train.Sequence{}, fmt.Errorf("judgement probes at %v of %d tokens: positions must rise within 1..%d", at, len(tokens), len(tokens)-1)
+		}
+	}
 	probe := func(token int32) train.Sequence {
 		s := train.Sequence{Tokens: tokens, Weights: make([]float32, len(tokens)), Targets: make([]int32, len(tokens))}
 		for _, i := range at {
@@ -96,7 +102,7 @@ func ProbePair(tokens []int32, at []int, yes, no int32) (train.Sequence, train.S
 		}
 		return s
 	}
-	return probe(yes), probe(no)
+	return probe(yes), probe(no), nil
 }
 
 // probes finds the probe positions (the weighted tokens) of a pair's

@@ -45,6 +45,9 @@ func trainPPO(ctx context.Context, r *Run) error {
 	if err != nil {
 		return fmt.Errorf("ppo.negative_token: %w", err)
 	}
+	if yes == no {
+		return fmt.Errorf("ppo.value_token %q and ppo.negative_token %q are the same token of this model: the critic's log-odds would always be 0", c.ValueToken, c.NegativeToken)
+	}
 	for it := r.State.Iteration + 1; it <= r.Config.Iterations; it++ {
 		r.BeginIteration(it)
 		trajs, err := r.Rollouts(ctx, it, r.Config.Rollout.Tasks, 1, r.Config.Rollout.Temperature)
@@ -72,7 +75,10 @@ func trainPPO(ctx context.Context, r *Run) error {
 		for i, e := range episodes {
 			actorSeqs[i] = e.Sequence
 			criticPairs[i] = train.Pair{Chosen: len(criticSeqs), Rejected: len(criticSeqs) + 1}
-			yesProbe, noProbe := valueProbes(e, yes, no)
+			yesProbe, noProbe, err := valueProbes(e, yes, no)
+			if err != nil {
+				return err
+			}
 			criticSeqs = append(criticSeqs, yesProbe, noProbe)
 		}
 		values, err := r.criticValues(criticSeqs, criticPairs)
@@ -176,7 +182,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 // valueProbes is the critic's view of an episode sequence: the same
 // tokens, probed for the judgement tokens yes and no at the first token of
 // each action (two sequences of one context, computed once).
-func valueProbes(e ActionSequence, yes, no int32) (train.Sequence, train.Sequence) {
+func valueProbes(e ActionSequence, yes, no int32) (train.Sequence, train.Sequence, error) {
 	at := make([]int, len(e.Actions))
 	for j, sp := range e.Actions {
 		at[j] = sp.Start

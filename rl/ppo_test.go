@@ -16,7 +16,10 @@ func TestValueProbesAtActionStarts(t *testing.T) {
 		Sequence: train.Sequence{Tokens: []int32{1, 2, 3, 4, 5, 6, 7}, Weights: []float32{0, 0, 1, 1, 0, 0, 1}},
 		Actions:  []ActionSpan{{Step: 0, Start: 2, End: 4}, {Step: 1, Start: 6, End: 7}},
 	}
-	yes, no := valueProbes(e, 99, 98)
+	yes, no, err := valueProbes(e, 99, 98)
+	if err != nil {
+		t.Fatal(err)
+	}
 	wantW := []float32{0, 0, 1, 0, 0, 0, 1}
 	for k, s := range []train.Sequence{yes, no} {
 		token := []int32{99, 98}[k]
@@ -28,6 +31,12 @@ func TestValueProbesAtActionStarts(t *testing.T) {
 	}
 	if !train.SameContext(yes, no) {
 		t.Fatal("the two probes of a value have different contexts: the trainer would compute them twice")
+	}
+	// Probes must rise within the tokens (the first predicts nothing).
+	for _, at := range [][]int{{0}, {7}, {6, 2}, {2, 2}} {
+		if _, _, err := ProbePair(e.Tokens, at, 99, 98); err == nil || !strings.Contains(err.Error(), "positions must rise within 1..6") {
+			t.Errorf("probes at %v: %v", at, err)
+		}
 	}
 }
 

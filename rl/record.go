@@ -65,28 +65,42 @@ func actorDigest(dir string) (string, error) {
 // keepRecordedEvaluations gives a run restored from the record and
 // trained again (as the start of a later run) the record's evaluations,
 // where its new actor adapter is byte for byte the one they were made
-// with and they have the sweep's number of episodes: greedy evaluations
-// of the same adapter come out the same, and each split costs minutes on
-// a real model. Otherwise the run is evaluated again, and the log says
-// why.
-func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(string, ...any)) error {
+// with, the evaluation's settings are the recorded run's and the
+// evaluations have the sweep's number of episodes: greedy evaluations of
+// the same adapter with the same settings come out the same, and each
+// split costs minutes on a real model. Otherwise the run is evaluated
+// again, and the log says why; so it is when the record cannot be read.
+func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(string, ...any)) {
 	if s.Record == "" || len(s.unevaluated(dir)) == 0 {
-		return nil
+		return
 	}
 	recorded := filepath.Join(s.Record, c.name())
 	want, err := os.ReadFile(filepath.Join(recorded, actorDigestFile))
 	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	} else if err != nil {
-		return err
+		return
+	}
+	again := func(why string, args ...any) {
+		logf("sweep: %s evaluated again: "+why, append([]any{c.name()}, args...)...)
+	}
+	if err != nil {
+		again("%v", err)
+		return
 	}
 	got, err := actorDigest(dir)
 	if err != nil {
-		return err
+		again("%v", err)
+		return
 	}
 	if got != strings.TrimSpace(string(want)) {
-		logf("sweep: %s made another actor adapter than the recorded run (sha256 %.12s, recorded %.12s): evaluated again", c.name(), got, want)
-		return nil
+		again("it made another actor adapter than the recorded run (sha256 %.12s, recorded %.12s)", got, want)
+		return
+	}
+	if changed, err := evalSettingsChanged(recorded, dir); err != nil {
+		again("%v", err)
+		return
+	} else if len(changed) > 0 {
+		again("the recorded run had other settings (%s)", strings.Join(changed, "; "))
+		return
 	}
 	var kept []string
 	for _, split := range s.unevaluated(dir) {
@@ -94,26 +108,59 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 		data, err := os.ReadFile(filepath.Join(recorded, name))
 		if errors.Is(err, fs.ErrNotExist) {
 			continue
-		} else if err != nil {
-			return err
 		}
 		var ev report.Eval
-		if err := json.Unmarshal(data, &ev); err != nil {
-			return fmt.Errorf("%s: %w", filepath.Join(recorded, name), err)
+		if err == nil {
+			err = json.Unmarshal(data, &ev)
 		}
-		if ev.Episodes != s.Eval.Episodes {
-			logf("sweep: %s's recorded evaluation on %s has %d episodes, the sweep asks for %d: evaluated again", c.name(), split, ev.Episodes, s.Eval.Episodes)
+		switch {
+		case err != nil:
+			again("%s: %v", filepath.Join(recorded, name), err)
+			continue
+		case ev.Split != string(split) || ev.Episodes != s.Eval.Episodes:
+			again("the recorded evaluation on %s is of %d episodes on %q, the sweep asks for %d", split, ev.Episodes, ev.Split, s.Eval.Episodes)
 			continue
 		}
 		if err := copyFile(filepath.Join(recorded, name), filepath.Join(dir, name)); err != nil {
-			return err
+			again("%v", err)
+			continue
 		}
 		kept = append(kept, string(split))
 	}
 	if len(kept) > 0 {
 		logf("sweep: %s made the recorded actor adapter again (sha256 %.12s): its recorded evaluations on %s are kept", c.name(), got, strings.Join(kept, ", "))
 	}
-	return nil
+}
+
+// evalSettingsChanged lists the settings, as "key: was, now v", in which
+// the run in dir differs from the recorded run in recorded, other than
+// those that do not touch an evaluation: the label, the training-time
+// evaluation schedule and the path of the adapter it started from (whose
+// bytes the actor's digest covers).
+func evalSettingsChanged(recorded, dir string) ([]string, error) {
+	flat := func(d string) (map[string]string, error) {
+		cfg, err := LoadConfig(filepath.Join(d, "config.yaml"), nil)
+		if err != nil {
+			return nil, err
+		}
+		return flatConfig(cfg)
+	}
+	was, err := flat(recorded)
+	if err != nil {
+		return nil, err
+	}
+	now, err := flat(dir)
+	if err != nil {
+		return nil, err
+	}
+	var changed []string
+	for key, v := range now {
+		if was[key] != v && !slices.ContainsFunc([]string{"label", "eval.", "init_adapter"}, func(k string) bool { return coversKey(k, key) }) {
+			changed = append(changed, fmt.Sprintf("%s: %s, now %s", key, was[key], v))
+		}
+	}
+	slices.Sort(changed)
+	return changed, nil
 }
 
 // copyRecordedFiles replaces the recordedFiles of the run directory to

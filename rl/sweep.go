@@ -272,9 +272,7 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 			return fmt.Errorf("sweep %s: %w", cell.name(), err)
 		}
 		r.logf("sweep: %s finished in %s", cell.name(), time.Since(start).Round(time.Second))
-		if err := r.keepRecordedEvaluations(cell, dir, r.logf); err != nil {
-			return fmt.Errorf("sweep %s: %w", cell.name(), err)
-		}
+		r.keepRecordedEvaluations(cell, dir, r.logf)
 	}
 	for _, split := range r.unevaluated(dir) {
 		sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, r.Eval.Episodes, r.env.Progress)

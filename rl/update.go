@@ -109,29 +109,37 @@ func (r *Run) LogProbs(seqs []train.Sequence, base bool) ([][]float32, error) {
 }
 
 // MicroBatches groups the indexed sequences, in order, into micro-batches
-// of at most LoRA.BatchTokens tokens (a longer sequence is one of its own).
+// of at most LoRA.BatchTokens tokens (a longer sequence is one of its own;
+// a twin counts as microBatches says).
 func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {
 	return microBatches(seqs, idx, r.Config.LoRA.BatchTokens)
 }
 
 // microBatches groups the indexed sequences, in order, into batches of at
 // most budget tokens (a longer sequence is a batch of its own). A sequence
-// with the same context as the one before it (train.SameContext) stays in
-// its batch and adds nothing to it: the trainer computes the two once.
+// with the same context as the one before it in its batch
+// (train.SameContext) counts only its weighted tokens: the trainer
+// computes the two's context once, and the twin adds only its scored
+// positions (a logit row each), a judgement's second probe next to
+// nothing. A sequence longer than the budget, a batch of its own, takes
+// its twins along.
 func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 	var out [][]int
 	var cur []int
 	n := 0
+	oneContext := false // cur holds sequences of one context only
 	for i, k := range idx {
-		if i > 0 && len(cur) > 0 && train.SameContext(seqs[k], seqs[idx[i-1]]) {
-			cur = append(cur, k)
-			continue
-		}
 		l := len(seqs[k].Tokens)
-		if len(cur) > 0 && n+l > budget {
+		twin := len(cur) > 0 && train.SameContext(seqs[k], seqs[idx[i-1]])
+		if twin {
+			l = scored(seqs[k])
+		}
+		if len(cur) > 0 && n+l > budget && !(twin && oneContext && len(seqs[cur[0]].Tokens) > budget) {
 			out = append(out, cur)
 			cur, n = nil, 0
+			l, twin = len(seqs[k].Tokens), false // apart from its twin, computed in full
 		}
+		oneContext = len(cur) == 0 || twin && oneContext
 		cur = append(cur, k)
 		n += l
 	}
@@ -139,6 +147,20 @@ func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 		out = append(out, cur)
 	}
 	return out
+}
+
+// scored counts the tokens of s with a non-zero weight.
+func scored(s train.Sequence) int {
+	if s.Weights == nil {
+		return len(s.Tokens) - 1
+	}
+	n := 0
+	for _, w := range s.Weights {
+		if w != 0 {
+			n++
+		}
+	}
+	return n
 }
 
 // Minibatches shuffles 0..n-1 with the iteration's seed and deals them
@@ -176,9 +198,9 @@ func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int
 	}
 	for _, k := range order {
 		p := pairs[k]
-		l := len(seqs[p.Chosen].Tokens)
-		if !train.SameContext(seqs[p.Chosen], seqs[p.Rejected]) { // a judgement's two probes are computed once
-			l += len(seqs[p.Rejected].Tokens)
+		l := len(seqs[p.Chosen].Tokens) + len(seqs[p.Rejected].Tokens)
+		if train.SameContext(seqs[p.Chosen], seqs[p.Rejected]) { // a judgement's two probes: one context (see microBatches)
+			l = len(seqs[p.Chosen].Tokens) + scored(seqs[p.Rejected])
 		}
 		if len(cur) > 0 && n+l > r.Config.LoRA.BatchTokens {
 			flush()

@@ -13,8 +13,8 @@ type Demonstration struct {
 // Conversation is the episode t as the policy played it: the instruction
 // as the system message, each observation as a user message and each
 // action as the assistant message the policy wrote, raw text and all, as
-// the runner's history holds them (without the history it may have left
-// out to fit the policy's context).
+// the runner's history holds them. It holds every step, also those a
+// policy with a short context no longer saw (Step.DroppedMessages).
 func Conversation(t *Trajectory) []chat.Message {
 	msgs := make([]chat.Message, 0, 1+2*len(t.Steps))
 	msgs = append(msgs, chat.Message{Role: chat.System, Content: t.Instruction})

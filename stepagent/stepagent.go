@@ -347,7 +347,8 @@ type judgement struct{ yes, no int32 }
 func (j judgement) add(seqs *[]train.Sequence, pairs *[]train.Pair, prompt, action []int32) {
 	tokens := make([]int32, 0, len(prompt)+len(action)+1)
 	tokens = append(append(append(tokens, prompt...), action...), j.yes)
-	yes, no := rl.ProbePair(tokens, []int{len(tokens) - 1}, j.yes, j.no)
+	// The one probe, after the action, is always in range.
+	yes, no, _ := rl.ProbePair(tokens, []int{len(tokens) - 1}, j.yes, j.no)
 	*pairs = append(*pairs, train.Pair{Chosen: len(*seqs), Rejected: len(*seqs) + 1})
 	*seqs = append(*seqs, yes, no)
 }

@@ -98,17 +98,24 @@ func TestPackingEqualsSeparateBatches(t *testing.T) {
 			twin.Weights[i] = 1.5
 		}
 	}
-	withTwin := append(slices.Clone(seqs), twin)
+	// And a twin of the second as a DPO pair's other side may be: the
+	// same context with another last token, predicted from its own tokens
+	// (no Targets).
+	m := len(seqs[1].Tokens)
+	last := Sequence{Tokens: slices.Clone(seqs[1].Tokens), Weights: slices.Clone(seqs[1].Weights)}
+	last.Tokens[m-1] = (last.Tokens[m-1] + 3) % 300
+	last.Weights[m-1] = 1
+	withTwin := append(slices.Clone(seqs), twin, last)
 	for products, noBLAS := range productModes(t) {
 		t.Run(products, func(t *testing.T) {
 			p := testPacking(t, noBLAS, seqs)
 			if p.B != 1 {
 				t.Fatalf("the two sequences should share one row: %v rows", p.B)
 			}
-			// The twin takes no slots of its own and reads the first
-			// sequence's.
+			// The twins take no slots of their own and read their
+			// sequences'.
 			if q := testPacking(t, noBLAS, withTwin); q.B != p.B || q.T != p.T || q.tokensUsed != p.tokensUsed {
-				t.Fatalf("with a twin: %d rows of %d slots, %d tokens computed; without: %d of %d, %d", q.B, q.T, q.tokensUsed, p.B, p.T, p.tokensUsed)
+				t.Fatalf("with twins: %d rows of %d slots, %d tokens computed; without: %d of %d, %d", q.B, q.T, q.tokensUsed, p.B, p.T, p.tokensUsed)
 			}
 		})
 	}
