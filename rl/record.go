@@ -138,29 +138,15 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 // evaluation schedule and the path of the adapter it started from (whose
 // bytes the actor's digest covers).
 func evalSettingsChanged(recorded, dir string) ([]string, error) {
-	flat := func(d string) (map[string]string, error) {
-		cfg, err := LoadConfig(filepath.Join(d, "config.yaml"), nil)
-		if err != nil {
-			return nil, err
-		}
-		return flatConfig(cfg)
-	}
-	was, err := flat(recorded)
+	was, err := runSettings(recorded)
 	if err != nil {
 		return nil, err
 	}
-	now, err := flat(dir)
+	now, err := runSettings(dir)
 	if err != nil {
 		return nil, err
 	}
-	var changed []string
-	for key, v := range now {
-		if was[key] != v && !slices.ContainsFunc([]string{"label", "eval.", "init_adapter"}, func(k string) bool { return coversKey(k, key) }) {
-			changed = append(changed, fmt.Sprintf("%s: %s, now %s", key, was[key], v))
-		}
-	}
-	slices.Sort(changed)
-	return changed, nil
+	return diffSettings(was, now, []string{"label", "eval.", "init_adapter"}), nil
 }
 
 // copyRecordedFiles replaces the recordedFiles of the run directory to

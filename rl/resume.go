@@ -46,11 +46,7 @@ func checkResumedConfig(dir string, cfg Config, st State) error {
 // the actor has started from it (a sweep moved elsewhere names it by
 // another path).
 func changedSettings(dir string, cfg Config, st State) ([]string, error) {
-	started, err := LoadConfig(filepath.Join(dir, "config.yaml"), nil)
-	if err != nil {
-		return nil, err
-	}
-	was, err := flatConfig(started)
+	was, err := runSettings(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -67,6 +63,23 @@ func changedSettings(dir string, cfg Config, st State) ([]string, error) {
 	if st.WarmStarted || st.Iteration > 0 {
 		mayChange = append(mayChange, "init_adapter")
 	}
+	return diffSettings(was, now, mayChange), nil
+}
+
+// runSettings is the configuration of the run in dir as flatConfig gives
+// it.
+func runSettings(dir string) (map[string]string, error) {
+	cfg, err := LoadConfig(filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		return nil, err
+	}
+	return flatConfig(cfg)
+}
+
+// diffSettings lists, sorted, as "key: was, now v", the settings of now
+// that differ from was's, but those mayChange covers (coversKey) and
+// paths that name the same file.
+func diffSettings(was, now map[string]string, mayChange []string) []string {
 	var changed []string
 	for key, v := range now {
 		if was[key] != v && !sameFile(was[key], v) && !slices.ContainsFunc(mayChange, func(k string) bool { return coversKey(k, key) }) {
@@ -74,7 +87,7 @@ func changedSettings(dir string, cfg Config, st State) ([]string, error) {
 		}
 	}
 	slices.Sort(changed)
-	return changed, nil
+	return changed
 }
 
 // coversKey tells whether the setting or section k (ending in ".") holds

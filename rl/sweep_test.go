@@ -216,20 +216,27 @@ config:
 	if err := os.WriteFile(digestPath, []byte(strings.Repeat("0", 64)+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	third, err := ReadSweep(writeConfig(t, strings.Replace(sweepText, "algorithms: [sft, grpo]", "algorithms: [sft, grpo, grpo-c]\nvariants: {grpo-c: {algorithm: grpo, set: [grpo.lr=0.002]}}", 1)))
-	if err != nil {
-		t.Fatal(err)
+	// onNewMachine runs the sweep of text where the run directories are
+	// lost, the record kept, and returns its log.
+	onNewMachine := func(text string) string {
+		t.Helper()
+		sw, err := ReadSweep(writeConfig(t, text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		sw.Out, sw.Record = s.Out, s.Record
+		if err := os.RemoveAll(s.Out); err != nil {
+			t.Fatal(err)
+		}
+		log.Reset()
+		if err := RunSweep(context.Background(), sw, se); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		return log.String()
 	}
-	third.Out, third.Record = s.Out, s.Record
-	if err := os.RemoveAll(s.Out); err != nil {
-		t.Fatal(err)
-	}
-	log.Reset()
-	if err := RunSweep(context.Background(), third, se); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	if !strings.Contains(log.String(), "guess-sft-seed1 evaluated again: it made another actor adapter than the recorded run") || !strings.Contains(log.String(), "guess-sft-seed1 on test") {
-		t.Fatalf("want the SFT run evaluated again:\n%s", log.String())
+	got := onNewMachine(strings.Replace(sweepText, "algorithms: [sft, grpo]", "algorithms: [sft, grpo, grpo-c]\nvariants: {grpo-c: {algorithm: grpo, set: [grpo.lr=0.002]}}", 1))
+	if !strings.Contains(got, "guess-sft-seed1 evaluated again: it made another actor adapter than the recorded run") || !strings.Contains(got, "guess-sft-seed1 on test") {
+		t.Fatalf("want the SFT run evaluated again:\n%s", got)
 	}
 	if now, err := os.ReadFile(digestPath); err != nil || string(now) != string(digest) {
 		t.Fatalf("the record's digest is %q, want the adapter's %q (%v)", now, digest, err)
@@ -238,20 +245,9 @@ config:
 	// A setting that changes the evaluation but not SFT's training (the
 	// tokens an action may take): SFT is not restored, trains anew, makes
 	// the recorded adapter, and is evaluated again all the same.
-	longer, err := ReadSweep(writeConfig(t, strings.Replace(sweepText, "max_tokens: 4", "max_tokens: 5", 1)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	longer.Out, longer.Record = s.Out, s.Record
-	if err := os.RemoveAll(s.Out); err != nil {
-		t.Fatal(err)
-	}
-	log.Reset()
-	if err := RunSweep(context.Background(), longer, se); err != nil {
-		t.Fatalf("%v\n%s", err, log.String())
-	}
-	if !strings.Contains(log.String(), "guess-sft-seed1 evaluated again: the recorded run had other settings (rollout.max_tokens: 4, now 5)") || !strings.Contains(log.String(), "guess-sft-seed1 on test") {
-		t.Fatalf("want the SFT run evaluated again for its other settings:\n%s", log.String())
+	got = onNewMachine(strings.Replace(sweepText, "max_tokens: 4", "max_tokens: 5", 1))
+	if !strings.Contains(got, "guess-sft-seed1 evaluated again: the recorded run had other settings (rollout.max_tokens: 4, now 5)") || !strings.Contains(got, "guess-sft-seed1 on test") {
+		t.Fatalf("want the SFT run evaluated again for its other settings:\n%s", got)
 	}
 }
 
