@@ -71,7 +71,8 @@ func actorDigest(dir string) (string, error) {
 // split costs minutes on a real model. Otherwise the run is evaluated
 // again, and the log says why; so it is when the record cannot be read.
 func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(string, ...any)) {
-	if s.Record == "" || len(s.unevaluated(dir)) == 0 {
+	missing := s.unevaluated(dir)
+	if s.Record == "" || len(missing) == 0 {
 		return
 	}
 	recorded := filepath.Join(s.Record, c.name())
@@ -103,7 +104,7 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 		return
 	}
 	var kept []string
-	for _, split := range s.unevaluated(dir) {
+	for _, split := range missing {
 		name := filepath.Join("eval", string(split)+".json")
 		data, err := os.ReadFile(filepath.Join(recorded, name))
 		if errors.Is(err, fs.ErrNotExist) {

@@ -132,7 +132,7 @@ func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 		l := len(seqs[k].Tokens)
 		twin := len(cur) > 0 && train.SameContext(seqs[k], seqs[idx[i-1]])
 		if twin {
-			l = scored(seqs[k])
+			l = seqs[k].Scored()
 		}
 		if len(cur) > 0 && n+l > budget && !(twin && oneContext && len(seqs[cur[0]].Tokens) > budget) {
 			out = append(out, cur)
@@ -147,20 +147,6 @@ func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 		out = append(out, cur)
 	}
 	return out
-}
-
-// scored counts the tokens of s with a non-zero weight.
-func scored(s train.Sequence) int {
-	if s.Weights == nil {
-		return len(s.Tokens) - 1
-	}
-	n := 0
-	for _, w := range s.Weights {
-		if w != 0 {
-			n++
-		}
-	}
-	return n
 }
 
 // Minibatches shuffles 0..n-1 with the iteration's seed and deals them
@@ -200,7 +186,7 @@ func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int
 		p := pairs[k]
 		l := len(seqs[p.Chosen].Tokens) + len(seqs[p.Rejected].Tokens)
 		if train.SameContext(seqs[p.Chosen], seqs[p.Rejected]) { // a judgement's two probes: one context (see microBatches)
-			l = len(seqs[p.Chosen].Tokens) + scored(seqs[p.Rejected])
+			l = len(seqs[p.Chosen].Tokens) + seqs[p.Rejected].Scored()
 		}
 		if len(cur) > 0 && n+l > r.Config.LoRA.BatchTokens {
 			flush()
