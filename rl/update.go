@@ -110,37 +110,34 @@ func (r *Run) LogProbs(seqs []train.Sequence, base bool) ([][]float32, error) {
 
 // MicroBatches groups the indexed sequences, in order, into micro-batches
 // of at most LoRA.BatchTokens tokens (a longer sequence is one of its own;
-// a twin counts as microBatches says).
+// a sequence sharing a prefix counts as microBatches says).
 func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {
 	return microBatches(seqs, idx, r.Config.LoRA.BatchTokens)
 }
 
 // microBatches groups the indexed sequences, in order, into batches of at
 // most budget tokens (a longer sequence is a batch of its own). A sequence
-// with the same context as the one before it in its batch
-// (train.SameContext) counts only its weighted tokens: the trainer
-// computes the two's context once, and the twin adds only its scored
-// positions (a logit row each), a judgement's second probe next to
-// nothing. A sequence longer than the budget, a batch of its own, takes
-// its twins along.
+// sharing a prefix with one before it in its batch (train.SharedSlots)
+// counts only what it adds (train.AddedTokens): the trainer computes the
+// prefix once, so a judgement's second probe or a DPO pair's second
+// action costs next to nothing. A sequence longer than the budget, a
+// batch of its own, takes along the sequences after it that share its
+// prefix.
 func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 	var out [][]int
 	var cur []int
+	var held []train.Sequence // the sequences of cur
 	n := 0
-	oneContext := false // cur holds sequences of one context only
-	for i, k := range idx {
-		l := len(seqs[k].Tokens)
-		twin := len(cur) > 0 && train.SameContext(seqs[k], seqs[idx[i-1]])
-		if twin {
-			l = seqs[k].Scored()
-		}
-		if len(cur) > 0 && n+l > budget && !(twin && oneContext && len(seqs[cur[0]].Tokens) > budget) {
+	for _, k := range idx {
+		s := seqs[k]
+		l := train.AddedTokens(s, held)
+		shares := l < len(s.Tokens)
+		if len(cur) > 0 && n+l > budget && !(shares && len(held[0].Tokens) > budget && train.AddedTokens(s, held[:1]) == l) {
 			out = append(out, cur)
-			cur, n = nil, 0
-			l, twin = len(seqs[k].Tokens), false // apart from its twin, computed in full
+			cur, held, n = nil, nil, 0
+			l = len(s.Tokens) // apart from what it shared, computed in full
 		}
-		oneContext = len(cur) == 0 || twin && oneContext
-		cur = append(cur, k)
+		cur, held = append(cur, k), append(held, s)
 		n += l
 	}
 	if len(cur) > 0 {
@@ -172,6 +169,7 @@ func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int
 	var micro, idx [][]int
 	var local [][]train.Pair
 	var cur, curIdx []int
+	var held []train.Sequence // the sequences of cur
 	var curPairs []train.Pair
 	n := 0
 	flush := func() {
@@ -180,20 +178,27 @@ func (r *Run) UpdatePairs(seqs []train.Sequence, pairs []train.Pair, order []int
 			local = append(local, curPairs)
 			idx = append(idx, curIdx)
 		}
-		cur, curPairs, curIdx, n = nil, nil, nil, 0
+		cur, held, curPairs, curIdx, n = nil, nil, nil, nil, 0
 	}
 	for _, k := range order {
 		p := pairs[k]
-		l := len(seqs[p.Chosen].Tokens) + len(seqs[p.Rejected].Tokens)
-		if train.SameContext(seqs[p.Chosen], seqs[p.Rejected]) { // a judgement's two probes: one context (see microBatches)
-			l = len(seqs[p.Chosen].Tokens) + seqs[p.Rejected].Scored()
+		// What the two add to the micro-batch: a DPO pair's two actions
+		// in one context, or a judgement's two probes, share the
+		// context's computation (see microBatches), and so may pairs of
+		// one state.
+		cost := func() int {
+			l := train.AddedTokens(seqs[p.Chosen], held)
+			return l + train.AddedTokens(seqs[p.Rejected], append(held[:len(held):len(held)], seqs[p.Chosen]))
 		}
+		l := cost()
 		if len(cur) > 0 && n+l > r.Config.LoRA.BatchTokens {
 			flush()
+			l = cost()
 		}
 		lp := p
 		lp.Chosen, lp.Rejected = len(cur), len(cur)+1
 		cur = append(cur, p.Chosen, p.Rejected)
+		held = append(held, seqs[p.Chosen], seqs[p.Rejected])
 		curPairs = append(curPairs, lp)
 		curIdx = append(curIdx, k)
 		n += l

@@ -7,12 +7,12 @@ import (
 	"github.com/agentrl/agentrl/llm/train"
 )
 
-// TestMicroBatchesKeepTwinsTogether: a sequence with the same context as
-// the one before it (a judgement's second probe: the same tokens but the
-// last) counts only its scored tokens in the budget, since the trainer
-// computes the two's context once, and is never cut from it into the next
-// micro-batch.
-func TestMicroBatchesKeepTwinsTogether(t *testing.T) {
+// TestMicroBatchesCountSharedPrefixesOnce: a sequence sharing a prefix
+// with one before it in its batch (a judgement's second probe: the same
+// tokens but the last; a DPO pair's other action in the same context)
+// counts only what it adds, since the trainer computes the prefix once,
+// and a sequence longer than the budget takes its probes along.
+func TestMicroBatchesCountSharedPrefixesOnce(t *testing.T) {
 	seq := func(n int, first int32) train.Sequence {
 		s := train.Sequence{Tokens: make([]int32, n), Weights: make([]float32, n)}
 		for i := range s.Tokens {
@@ -24,11 +24,15 @@ func TestMicroBatchesKeepTwinsTogether(t *testing.T) {
 	a, b, c := seq(40, 1), seq(40, 100), seq(30, 200)
 	probeNo := seq(40, 100)
 	probeNo.Tokens[39] = 7
+	// a twin adds its one token and its scored one: 2
 	seqs := []train.Sequence{a, a, b, probeNo, c}
-	got := microBatches(seqs, []int{0, 1, 2, 3, 4}, 82)
+	got := microBatches(seqs, []int{0, 1, 2, 3, 4}, 84)
 	want := [][]int{{0, 1, 2, 3}, {4}}
 	if !reflect.DeepEqual(got, want) {
 		t.Errorf("twins: micro-batches %v, want %v", got, want)
+	}
+	if got := microBatches(seqs, []int{0, 1, 2, 3, 4}, 83); !reflect.DeepEqual(got, [][]int{{0, 1, 2}, {3, 4}}) {
+		t.Errorf("twins over the budget by one: micro-batches %v", got)
 	}
 	// A twin after a sequence longer than the budget, and one after a
 	// cut, stay with their sequences.
@@ -37,8 +41,9 @@ func TestMicroBatchesKeepTwinsTogether(t *testing.T) {
 	if want := [][]int{{0}, {1, 2}, {3, 4}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("twins at cuts: micro-batches %v, want %v", got, want)
 	}
-	// A twin scoring every token (two equal episodes of a group) costs
-	// its scored tokens: the second does not fit beside the first two.
+	// A twin scoring every token (two equal episodes of a group) adds a
+	// logit row per token, as much as computing it: the third does not
+	// fit beside the first two.
 	full := train.Sequence{Tokens: a.Tokens}
 	got = microBatches([]train.Sequence{full, full, full}, []int{0, 1, 2}, 80)
 	if want := [][]int{{0, 1}, {2}}; !reflect.DeepEqual(got, want) {
@@ -49,9 +54,29 @@ func TestMicroBatchesKeepTwinsTogether(t *testing.T) {
 	if want := [][]int{{0, 1}, {2}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("distinct: micro-batches %v, want %v", got, want)
 	}
-	// A twin that does not follow its sequence counts in full.
-	got = microBatches([]train.Sequence{a, b, a}, []int{0, 1, 2}, 80)
-	if want := [][]int{{0, 1}, {2}}; !reflect.DeepEqual(got, want) {
+	// A twin shares with any sequence before it in its batch.
+	got = microBatches([]train.Sequence{a, b, a}, []int{0, 1, 2}, 82)
+	if want := [][]int{{0, 1, 2}}; !reflect.DeepEqual(got, want) {
 		t.Errorf("twin apart: micro-batches %v, want %v", got, want)
+	}
+	// Two actions in one context of 40 tokens: the second adds its 5
+	// tokens and the logit row of its first, read from the context's
+	// last slot. One sharing less than half of its context counts in
+	// full.
+	action := func(ctx train.Sequence, keep int, tail ...int32) train.Sequence {
+		s := train.Sequence{Tokens: append(append([]int32(nil), ctx.Tokens[:keep]...), tail...)}
+		s.Weights = make([]float32, len(s.Tokens))
+		for i := keep; i < len(s.Tokens); i++ {
+			s.Weights[i] = 1
+		}
+		return s
+	}
+	chosen, rejected := action(a, 40, 1, 2, 3, 4, 5), action(a, 40, 9, 8, 7, 6, 5)
+	little := action(a, 10, make([]int32, 20)...)
+	if got := microBatches([]train.Sequence{chosen, rejected, c}, []int{0, 1, 2}, 81); !reflect.DeepEqual(got, [][]int{{0, 1, 2}}) {
+		t.Errorf("a pair in one context: micro-batches %v, want one of 45+6+30 tokens", got)
+	}
+	if got := microBatches([]train.Sequence{chosen, little}, []int{0, 1}, 74); !reflect.DeepEqual(got, [][]int{{0}, {1}}) {
+		t.Errorf("a short shared prefix: micro-batches %v, want two (45+30 tokens over 74)", got)
 	}
 }

@@ -1,7 +1,6 @@
 package train
 
 import (
-	"encoding/binary"
 	"fmt"
 	"math"
 	"slices"
@@ -22,19 +21,76 @@ type Sequence struct {
 	// episode. Nil predicts Tokens.
 	//
 	// Sequences of one micro-batch with the same context are computed
-	// once (see SameContext): each keeps its own weights and targets, read
-	// from the shared positions (and, when training with dropout, the same
-	// dropout masks). A yes/no judgement probed as two sequences thus
-	// costs one.
+	// once (see SameContext, and SharedSlots for a shared prefix): each
+	// keeps its own weights and targets, read from the shared positions
+	// (and, when training with dropout, the same dropout masks). A yes/no
+	// judgement probed as two sequences thus costs one.
 	Targets []int32
 }
 
 // SameContext reports whether a and b have the same tokens but perhaps
 // the last: the last token is only predicted, never read, so the two
 // compute the same hidden states, and the trainer computes them once
-// when they are in one micro-batch.
+// when they are in one micro-batch (a twin: SharedSlots is all of b's).
 func SameContext(a, b Sequence) bool {
 	return len(a.Tokens) == len(b.Tokens) && len(a.Tokens) > 0 && slices.Equal(a.Tokens[:len(a.Tokens)-1], b.Tokens[:len(b.Tokens)-1])
+}
+
+// SharedSlots is the number of leading tokens of b that the trainer reads
+// from a instead of computing them, when both are in one micro-batch with
+// a placed first: their common prefix, all tokens but the last of each
+// (only predicted, never read), shared when it is at least half of b's,
+// so that b adds no more to its row than it saves. 0 when nothing is
+// shared.
+//
+// A causal model's hidden states over a prefix depend on the prefix
+// alone, so b's tokens after it attend to a's slots for it: a DPO pair's
+// two actions in one context, the samples of a group from one prompt, or
+// a judgement's probes cost their own tokens only. Log-probabilities,
+// loss and gradient are those of separate batches.
+func SharedSlots(a, b Sequence) int {
+	if len(a.Tokens) == 0 || len(b.Tokens) == 0 {
+		return 0
+	}
+	k := commonPrefix(a.Tokens[:len(a.Tokens)-1], b.Tokens[:len(b.Tokens)-1])
+	if 2*k < len(b.Tokens)-1 {
+		return 0
+	}
+	return k
+}
+
+func commonPrefix(a, b []int32) int {
+	n := min(len(a), len(b))
+	for i := range n {
+		if a[i] != b[i] {
+			return i
+		}
+	}
+	return n
+}
+
+// AddedTokens is what s adds to a micro-batch that holds before, as the
+// budget of a micro-batch counts it: its tokens, less those it shares
+// with the one of before it shares most with (SharedSlots), plus a token
+// for each scored position among the shared ones (a logit row each). The
+// trainer packs the longest sequences first, so within a micro-batch a
+// sequence may share with a later one instead; the count is the
+// budget's estimate, not the packing.
+func AddedTokens(s Sequence, before []Sequence) int {
+	k := 0
+	for _, b := range before {
+		k = max(k, SharedSlots(b, s))
+	}
+	if k == 0 {
+		return len(s.Tokens)
+	}
+	rows := 0
+	for i := 1; i <= k; i++ {
+		if s.weight(i) != 0 {
+			rows++
+		}
+	}
+	return len(s.Tokens) - k + rows
 }
 
 // target is the token whose log-probability is computed at position i.
@@ -80,7 +136,7 @@ type packed struct {
 	// slot out[m] holding the token before it.
 	out, outSeq, outTok []int32
 	target              []int32
-	tokensUsed          int // tokens computed: those of the sequences but their twins
+	tokensUsed          int // tokens computed: those of the sequences less the prefixes they share
 }
 
 // slotRound is the multiple row lengths are rounded up to: row lengths
@@ -93,9 +149,15 @@ const slotRound = 16
 // roundSlots rounds n up to a multiple of slotRound.
 func roundSlots(n int) int { return (n + slotRound - 1) / slotRound * slotRound }
 
+// maxSharedRow bounds a row that sequences sharing a prefix grow, in
+// rows of rowLen: attention work and memory grow with the square of a
+// row's length.
+const maxSharedRow = 2
+
 // pack places the sequences in rows of up to rowLen slots (first fit, the
-// longest first) and lists the logit rows: the tokens with a non-zero
-// weight.
+// longest first), a sequence sharing a prefix with an earlier one
+// (SharedSlots) in that one's row, after it, and lists the logit rows:
+// the tokens with a non-zero weight.
 func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("empty batch")
@@ -133,68 +195,80 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 	// slot.
 	slots := func(s Sequence) int { return len(s.Tokens) - 1 }
 	rowLen = max(rowLen, maxLenOf(seqs)-1)
-	twinOf := twins(seqs)
-	var order []int
-	for i, t := range twinOf {
-		if t < 0 {
-			order = append(order, i)
-		}
+	order := make([]int, len(seqs))
+	for i := range order {
+		order[i] = i
 	}
 	slices.SortStableFunc(order, func(a, b int) int { return slots(seqs[b]) - slots(seqs[a]) })
-	var rows [][]int
+	// slot[i][k] is the slot of its row holding token k of sequence i: its
+	// own, or, for its first shared[i] tokens, one of the earlier sequence
+	// it shares them with, placed before it in the same row. Every slot a
+	// query reads thus comes before it, as the causal blocks of blockMask
+	// take for granted.
+	slot := make([][]int32, len(seqs))
+	shared := make([]int, len(seqs))
+	row := make([]int, len(seqs))
 	var fill []int
-	for _, i := range order {
+	for at, i := range order {
 		n := slots(seqs[i])
-		placed := false
-		for r := range rows {
-			if fill[r]+n <= rowLen {
-				rows[r] = append(rows[r], i)
-				fill[r] += n
-				placed = true
-				break
+		from := -1
+		for _, j := range order[:at] {
+			if k := SharedSlots(seqs[j], seqs[i]); k > shared[i] && fill[row[j]]+n-k <= maxSharedRow*rowLen {
+				from, shared[i] = j, k
 			}
 		}
-		if !placed {
-			rows = append(rows, []int{i})
-			fill = append(fill, n)
-		}
-	}
-	T := roundSlots(slices.Max(fill))
-	B := len(rows)
-	p := &packed{T: T, B: B, tokens: make([]int32, T*B), pos: make([]int32, T*B), mask: make([]float32, T*T*B)}
-	seg := make([]int32, T*B)
-	slot := make([][]int32, len(seqs)) // slot of each token of each sequence
-	for r, row := range rows {
-		at := 0
-		for _, i := range row {
-			s := seqs[i]
-			slot[i] = make([]int32, slots(s))
-			for k, tok := range s.Tokens[:slots(s)] {
-				j := r*T + at + k
-				p.tokens[j], p.pos[j], seg[j] = tok, int32(k), int32(i)
-				slot[i][k] = int32(j)
-			}
-			at += slots(s)
-			p.tokensUsed += len(s.Tokens)
-		}
-		for k := at; k < T; k++ {
-			seg[r*T+k] = -1 - int32(k) // each padding slot sees only itself
-		}
-	}
-	for i, t := range twinOf {
-		if t >= 0 {
-			slot[i] = slot[t]
-		}
-	}
-	inf := float32(math.Inf(-1))
-	for r := range B {
-		for q := range T {
-			row := p.mask[(r*T+q)*T : (r*T+q+1)*T]
-			for k := range T {
-				if k > q || seg[r*T+k] != seg[r*T+q] {
-					row[k] = inf
+		r := -1
+		if from >= 0 {
+			r = row[from]
+		} else {
+			for q := range fill {
+				if fill[q]+n <= rowLen {
+					r = q
+					break
 				}
 			}
+			if r < 0 {
+				r = len(fill)
+				fill = append(fill, 0)
+			}
+		}
+		slot[i] = make([]int32, n)
+		if from >= 0 {
+			copy(slot[i], slot[from][:shared[i]])
+		}
+		for k := shared[i]; k < n; k++ {
+			slot[i][k] = int32(fill[r] + k - shared[i])
+		}
+		fill[r] += n - shared[i]
+		row[i] = r
+	}
+	T := roundSlots(slices.Max(fill))
+	B := len(fill)
+	p := &packed{T: T, B: B, tokens: make([]int32, T*B), pos: make([]int32, T*B), mask: make([]float32, T*T*B)}
+	inf := float32(math.Inf(-1))
+	for k := range p.mask {
+		p.mask[k] = inf
+	}
+	for i, s := range seqs {
+		base := row[i] * T
+		// A query sees the slots of its sequence's tokens up to its own;
+		// the shared ones' rows were written with the earlier sequence.
+		for q := shared[i]; q < len(slot[i]); q++ {
+			j := base + int(slot[i][q])
+			p.tokens[j], p.pos[j] = s.Tokens[q], int32(q)
+			mask := p.mask[j*T : (j+1)*T]
+			for _, k := range slot[i][:q+1] {
+				mask[k] = 0
+			}
+		}
+		p.tokensUsed += len(s.Tokens) - shared[i]
+		for k := range slot[i] {
+			slot[i][k] += int32(base)
+		}
+	}
+	for r := range B {
+		for k := fill[r]; k < T; k++ {
+			p.mask[((r*T)+k)*T+k] = 0 // each padding slot sees only itself
 		}
 	}
 	for i, s := range seqs {
@@ -211,27 +285,6 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 		return nil, fmt.Errorf("no token of the batch has a non-zero weight")
 	}
 	return p, nil
-}
-
-// twins maps each sequence to the first earlier one with the same
-// context (SameContext), whose slots it shares, or to -1.
-func twins(seqs []Sequence) []int {
-	out := make([]int, len(seqs))
-	first := map[string]int{}
-	key := make([]byte, 0, 4*maxLenOf(seqs))
-	for i, s := range seqs {
-		key = key[:0]
-		for _, tok := range s.Tokens[:len(s.Tokens)-1] {
-			key = binary.LittleEndian.AppendUint32(key, uint32(tok))
-		}
-		if t, ok := first[string(key)]; ok {
-			out[i] = t
-			continue
-		}
-		first[string(key)] = i
-		out[i] = -1
-	}
-	return out
 }
 
 func maxLenOf(seqs []Sequence) int {

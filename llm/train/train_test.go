@@ -106,6 +106,26 @@ func TestPackingEqualsSeparateBatches(t *testing.T) {
 	last.Tokens[m-1] = (last.Tokens[m-1] + 3) % 300
 	last.Weights[m-1] = 1
 	withTwin := append(slices.Clone(seqs), twin, last)
+	// Sequences sharing a prefix, as a DPO pair's two actions in one
+	// context and a group's samples from one prompt do: another ending of
+	// the first sequence after 16 of its 22 context tokens, an ending of
+	// that one after 19, and the first sequence cut short (all of its
+	// context shared). A sequence sharing less than half of its context
+	// is computed in full.
+	ending := func(s Sequence, keep int, tail ...int32) Sequence {
+		out := Sequence{Tokens: append(slices.Clone(s.Tokens[:keep]), tail...)}
+		out.Weights = make([]float32, len(out.Tokens))
+		for i := keep; i < len(out.Weights); i++ {
+			out.Weights[i] = 1
+		}
+		return out
+	}
+	other := ending(seqs[0], 16, 5, 77, 140, 201, 9)
+	chained := ending(other, 19, 33, 34)
+	cut := ending(seqs[0], 12)
+	cut.Weights[11] = 0.5
+	apart := ending(seqs[0], 6, 1, 2, 3, 4, 5, 6, 7, 8)
+	withPrefixes := append(slices.Clone(seqs), other, chained, cut, apart)
 	for products, noBLAS := range productModes(t) {
 		t.Run(products, func(t *testing.T) {
 			p := testPacking(t, noBLAS, seqs)
@@ -113,9 +133,15 @@ func TestPackingEqualsSeparateBatches(t *testing.T) {
 				t.Fatalf("the two sequences should share one row: %v rows", p.B)
 			}
 			// The twins take no slots of their own and read their
-			// sequences'.
-			if q := testPacking(t, noBLAS, withTwin); q.B != p.B || q.T != p.T || q.tokensUsed != p.tokensUsed {
+			// sequences'; a twin still counts its one token, predicted.
+			if q := testPacking(t, noBLAS, withTwin); q.B != p.B || q.T != p.T || q.tokensUsed != p.tokensUsed+2 {
 				t.Fatalf("with twins: %d rows of %d slots, %d tokens computed; without: %d of %d, %d", q.B, q.T, q.tokensUsed, p.B, p.T, p.tokensUsed)
+			}
+			// The prefixes are computed once: the sharing sequences count
+			// their tokens after them (5, 2 and 1), the fourth all of its.
+			q := testPacking(t, noBLAS, withPrefixes)
+			if want := p.tokensUsed + 5 + 2 + 1 + len(apart.Tokens); q.tokensUsed != want {
+				t.Fatalf("with shared prefixes: %d tokens computed, want %d", q.tokensUsed, want)
 			}
 		})
 	}
@@ -456,6 +482,9 @@ func TestLoRAOnQuantizedBases(t *testing.T) {
 // several sequences and rows of different lengths.
 func TestBlockAttentionEqualsTheSquare(t *testing.T) {
 	seqs := append(testSequences(300, 21), fixedText(300, false)...)
+	// and an ending of the first after 15 of its tokens, reading them
+	// from its slots (SharedSlots)
+	seqs = append(seqs, Sequence{Tokens: append(slices.Clone(seqs[0].Tokens[:15]), 7, 8, 9)})
 	for _, full := range []bool{false, true} {
 		square := newMicro(t, Config{Full: full, RowTokens: 96})
 		perturb(square, 0.05, 5)
@@ -471,6 +500,9 @@ func TestBlockAttentionEqualsTheSquare(t *testing.T) {
 		}
 		if n := len(queryBlocks(p.T, 32)); n < 3 {
 			t.Fatalf("rows of %d slots make %d blocks: the test would not cut attention", p.T, n)
+		}
+		if want := 23 + 14 + 48 + 48 + 3; p.tokensUsed != want {
+			t.Fatalf("%d tokens computed, want %d: the last sequence should share its prefix", p.tokensUsed, want)
 		}
 		rb, gb := gradients(t, blocks, seqs, CrossEntropy{})
 		if d := math.Abs(rs.Loss - rb.Loss); d > 1e-5 {

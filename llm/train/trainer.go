@@ -350,8 +350,9 @@ func (t *Trainer) BaseLogProbs(seqs []Sequence) ([][]float32, error) {
 type Result struct {
 	Loss    float64            `json:"loss"`
 	Metrics map[string]float64 `json:"metrics,omitempty"`
-	// Tokens counts the tokens computed (a sequence with the same context
-	// as another of the micro-batch counts once: see SameContext);
+	// Tokens counts the tokens computed (a sequence sharing a prefix with
+	// another of the micro-batch counts its tokens after it: see
+	// SharedSlots);
 	// Scored the tokens whose log-probability entered the loss.
 	Tokens int `json:"tokens"`
 	Scored int `json:"scored"`
