@@ -54,6 +54,44 @@ type Sweep struct {
 	// ["stepagent.reflection=irl"]}}; a variant's name can stand in
 	// algorithms, and reports it under that name.
 	Variants map[string]SweepVariant `yaml:"variants"`
+
+	// onlySeeds and onlyMethods, set by Select, restrict the runs
+	// RunSweep trains (empty: all).
+	onlySeeds   []uint64
+	onlyMethods []string
+}
+
+// Select restricts the runs RunSweep trains to the given seeds and
+// methods (algorithms or variants; nil: all of the grid's), together with
+// the sft run each of them starts from (init_from_sft), so that a
+// sitting can give the first seed of a costly method priority over later
+// seeds of cheaper ones. The report still covers the whole grid. A seed
+// or method not in the grid is an error naming it.
+func (s *Sweep) Select(seeds []uint64, methods []string) error {
+	for _, seed := range seeds {
+		if !slices.Contains(s.Seeds, seed) {
+			return fmt.Errorf("seed %d is not in the sweep's seeds %v", seed, s.Seeds)
+		}
+	}
+	for _, m := range methods {
+		if !slices.Contains(s.Algorithms, m) {
+			return fmt.Errorf("%q is not among the sweep's algorithms %v", m, s.Algorithms)
+		}
+	}
+	s.onlySeeds, s.onlyMethods = seeds, methods
+	return nil
+}
+
+// selected reports whether RunSweep trains cell (see Select).
+func (s *Sweep) selected(c sweepCell) bool {
+	if len(s.onlySeeds) > 0 && !slices.Contains(s.onlySeeds, c.seed) {
+		return false
+	}
+	if len(s.onlyMethods) == 0 || slices.Contains(s.onlyMethods, c.algorithm) {
+		return true
+	}
+	// the start of a selected run of the same seed and env
+	return s.InitFromSFT && c.algorithm == "sft" && slices.ContainsFunc(s.onlyMethods, func(m string) bool { return m != "sft" })
 }
 
 // SweepVariant is an algorithm with settings of its own.
@@ -203,6 +241,9 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 		}
 	}
 	for i, cell := range r.cells {
+		if !s.selected(cell) {
+			continue
+		}
 		if err := r.run(ctx, i, cell); err != nil {
 			return err
 		}

@@ -253,6 +253,71 @@ config:
 
 // TestSweepLock: a second sweep in a directory in use is refused, naming
 // the process that holds it, and may start once the first has ended.
+// TestSweepSelect trains only the selected part of a grid: seed 2's GRPO
+// run and the SFT run it starts from; the other runs are declared, not
+// started, and the report lists them as missing.
+func TestSweepSelect(t *testing.T) {
+	model := tinyModel(t)
+	s, err := ReadSweep(writeConfig(t, `out: grid
+algorithms: [sft, grpo, grpo-kl]
+envs: [guess]
+seeds: [1, 2]
+init_from_sft: true
+eval: {splits: [test], episodes: 2}
+config:
+  iterations: 1
+  threads: 2
+  rollout: {tasks: 2, max_tokens: 4, parallel: 4, context: 512, max_steps: 3}
+  eval: {episodes: 0}
+  lora: {rank: 8, batch_tokens: 1024}
+  sft: {demos: 8, batch_tokens: 512}
+  grpo: {group: 2, minibatches: 1}
+variants:
+  grpo-kl: {algorithm: grpo, set: [grpo.kl=0.05]}
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		seeds   []uint64
+		methods []string
+		want    string
+	}{
+		{[]uint64{3}, nil, "seed 3 is not in"},
+		{nil, []string{"ppo"}, `"ppo" is not among`},
+	} {
+		if err := s.Select(c.seeds, c.methods); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("Select(%v, %v): %v, want an error containing %q", c.seeds, c.methods, err, c.want)
+		}
+	}
+	if err := s.Select([]uint64{2}, []string{"grpo"}); err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	se := SweepEnv{
+		ResolveModel: func(string) (string, error) { return model, nil },
+		LookupEnv:    func(string) (func() envs.Env, error) { return func() envs.Env { return rollouttest.New() }, nil },
+		Progress:     &log,
+	}
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	for _, cell := range s.cells() {
+		st, started, err := readState(filepath.Join(s.Out, cell.name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := cell.seed == 2 && (cell.algorithm == "sft" || cell.algorithm == "grpo")
+		if st.Finished != want || started != want {
+			t.Errorf("%s: finished %v, started %v; want %v", cell.name(), st.Finished, started, want)
+		}
+	}
+	report, err := os.ReadFile(filepath.Join(s.Out, "report.md"))
+	if err != nil || !strings.Contains(string(report), "seed 1 of grpo-kl on guess: not started") {
+		t.Fatalf("report: %v\n%s", err, report)
+	}
+}
+
 func TestSweepLock(t *testing.T) {
 	out := t.TempDir()
 	unlock, err := lockSweep(out)

@@ -206,14 +206,34 @@ func sweepCommand() *cli.Command {
 			"and config (the base settings of every run). Finished runs are skipped, unfinished ones resumed;\n" +
 			"after each run OUT/report.md compares what has finished and lists what is missing. With record (a directory\n" +
 			"to commit), each finished run's metrics, evaluations and settings are kept there, and a sweep started\n" +
-			"where out lacks them restores them instead of training them again (docs/runs.md, Sweeps).",
+			"where out lacks them restores them instead of training them again (docs/runs.md, Sweeps).\n" +
+			"--seeds and --methods train only part of the grid (with the sft runs they start from); the report\n" +
+			"still covers all of it.",
+		Flags: []cli.Flag{
+			&cli.IntSliceFlag{Name: "seeds", Usage: "train only the runs of these seeds of the grid (e.g. --seeds 1); default all"},
+			&cli.StringSliceFlag{Name: "methods", Usage: "train only the runs of these algorithms or variants of the grid (e.g. --methods nlac,grpo); default all"},
+		},
 		Action: func(c *cli.Context) error {
-			if c.Args().Len() != 1 {
-				return errors.New("sweep: name one sweep file (FILE.yaml)")
-			}
-			s, err := rl.ReadSweep(c.Args().First())
+			args, err := argsAndLateFlags(c)
 			if err != nil {
 				return err
+			}
+			if len(args) != 1 {
+				return errors.New("sweep: name one sweep file (FILE.yaml)")
+			}
+			s, err := rl.ReadSweep(args[0])
+			if err != nil {
+				return err
+			}
+			var seeds []uint64
+			for _, seed := range c.IntSlice("seeds") {
+				if seed < 0 {
+					return fmt.Errorf("sweep: --seeds %d: seeds are not negative", seed)
+				}
+				seeds = append(seeds, uint64(seed))
+			}
+			if err := s.Select(seeds, c.StringSlice("methods")); err != nil {
+				return fmt.Errorf("sweep: %w", err)
 			}
 			err = rl.RunSweep(c.Context, s, rl.SweepEnv{
 				ResolveModel: models.Resolve,
@@ -226,7 +246,11 @@ func sweepCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			fmt.Fprintf(c.App.Writer, "sweep finished: %s\n", filepath.Join(s.Out, "report.md"))
+			done := "sweep finished"
+			if c.IsSet("seeds") || c.IsSet("methods") {
+				done = "the selected runs of the sweep finished"
+			}
+			fmt.Fprintf(c.App.Writer, "%s: %s\n", done, filepath.Join(s.Out, "report.md"))
 			return nil
 		},
 	}
