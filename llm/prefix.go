@@ -60,7 +60,8 @@ func (sl *kvSlot) held() []int32 {
 // caching reports whether cells are kept between sequences.
 func (s *scheduler) caching() bool { return !s.e.opts.NoPrefixCache && !s.e.opts.SharedKV }
 
-func commonPrefix(a, b []int32) int {
+// CommonPrefix is the number of leading tokens a and b have in common.
+func CommonPrefix(a, b []int32) int {
 	n := min(len(a), len(b))
 	for i := range n {
 		if a[i] != b[i] {
@@ -87,7 +88,7 @@ func (s *scheduler) place(q *sequence) {
 			// An active sequence (under the current adapters) will hold its
 			// prompt once evaluated; one waiting for cells itself is no source.
 			if a := sl.seq; a.prefixFrom == nil && !a.awaitsCopy {
-				if n := commonPrefix(a.tokens, want); n > srcLen {
+				if n := CommonPrefix(a.tokens, want); n > srcLen {
 					src, srcLen = sl, n
 				}
 			}
@@ -96,7 +97,7 @@ func (s *scheduler) place(q *sequence) {
 		if !sameAdapters(sl.adapters, s.adapters) {
 			continue
 		}
-		n := commonPrefix(sl.tokens, want)
+		n := CommonPrefix(sl.tokens, want)
 		if n == 0 {
 			continue
 		}
@@ -165,12 +166,12 @@ func (s *scheduler) copyPrefixes() {
 			continue
 		}
 		want := q.tokens[:q.firstOutput()]
-		if a := src.seq; a != nil && !a.generating() && a.fed < q.prefixLen && commonPrefix(a.tokens, want) >= q.prefixLen {
+		if a := src.seq; a != nil && !a.generating() && a.fed < q.prefixLen && CommonPrefix(a.tokens, want) >= q.prefixLen {
 			continue // still evaluating the prefix
 		}
 		n := 0
 		if src.seq != nil || sameAdapters(src.adapters, s.adapters) {
-			n = min(commonPrefix(src.held(), want), q.prefixLen)
+			n = min(CommonPrefix(src.held(), want), q.prefixLen)
 		}
 		q.prefixFrom, q.prefixLen = nil, 0
 		if n < minCopiedPrefix {

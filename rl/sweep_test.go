@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"io"
 	"os"
 	"path/filepath"
 	"slices"
@@ -91,26 +92,14 @@ envs: [guess]
 seeds: [1]
 init_from_sft: true
 eval: {splits: [test], episodes: 2}
-config:
-  iterations: 1
-  threads: 2
-  rollout: {tasks: 2, max_tokens: 4, parallel: 4, context: 512, max_steps: 3}
-  eval: {episodes: 0}
-  lora: {rank: 8, batch_tokens: 1024}
-  sft: {demos: 8, batch_tokens: 512}
-  grpo: {group: 2, minibatches: 1}
-`
+` + guessSweepConfig
 	path := writeConfig(t, sweepText)
 	s, err := ReadSweep(path)
 	if err != nil {
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	se := SweepEnv{
-		ResolveModel: func(string) (string, error) { return model, nil },
-		LookupEnv:    func(string) (func() envs.Env, error) { return func() envs.Env { return rollouttest.New() }, nil },
-		Progress:     &log,
-	}
+	se := guessSweepEnv(model, &log)
 	if err := RunSweep(context.Background(), s, se); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -251,8 +240,29 @@ config:
 	}
 }
 
-// TestSweepLock: a second sweep in a directory in use is refused, naming
-// the process that holds it, and may start once the first has ended.
+// guessSweepConfig is the base configuration of the small sweeps of the
+// tests: one iteration of two tasks of the guessing game on the tiny
+// model.
+const guessSweepConfig = `config:
+  iterations: 1
+  threads: 2
+  rollout: {tasks: 2, max_tokens: 4, parallel: 4, context: 512, max_steps: 3}
+  eval: {episodes: 0}
+  lora: {rank: 8, batch_tokens: 1024}
+  sft: {demos: 8, batch_tokens: 512}
+  grpo: {group: 2, minibatches: 1}
+`
+
+// guessSweepEnv resolves every model to the tiny one at model and every
+// environment to the guessing game, logging to log.
+func guessSweepEnv(model string, log io.Writer) SweepEnv {
+	return SweepEnv{
+		ResolveModel: func(string) (string, error) { return model, nil },
+		LookupEnv:    func(string) (func() envs.Env, error) { return func() envs.Env { return rollouttest.New() }, nil },
+		Progress:     log,
+	}
+}
+
 // TestSweepSelect trains only the selected part of a grid: seed 2's GRPO
 // run and the SFT run it starts from; the other runs are declared, not
 // started, and the report lists them as missing.
@@ -264,15 +274,7 @@ envs: [guess]
 seeds: [1, 2]
 init_from_sft: true
 eval: {splits: [test], episodes: 2}
-config:
-  iterations: 1
-  threads: 2
-  rollout: {tasks: 2, max_tokens: 4, parallel: 4, context: 512, max_steps: 3}
-  eval: {episodes: 0}
-  lora: {rank: 8, batch_tokens: 1024}
-  sft: {demos: 8, batch_tokens: 512}
-  grpo: {group: 2, minibatches: 1}
-variants:
+`+guessSweepConfig+`variants:
   grpo-kl: {algorithm: grpo, set: [grpo.kl=0.05]}
 `))
 	if err != nil {
@@ -294,11 +296,7 @@ variants:
 		t.Fatal(err)
 	}
 	var log strings.Builder
-	se := SweepEnv{
-		ResolveModel: func(string) (string, error) { return model, nil },
-		LookupEnv:    func(string) (func() envs.Env, error) { return func() envs.Env { return rollouttest.New() }, nil },
-		Progress:     &log,
-	}
+	se := guessSweepEnv(model, &log)
 	if err := RunSweep(context.Background(), s, se); err != nil {
 		t.Fatalf("%v\n%s", err, log.String())
 	}
@@ -318,6 +316,8 @@ variants:
 	}
 }
 
+// TestSweepLock: a second sweep in a directory in use is refused, naming
+// the process that holds it, and may start once the first has ended.
 func TestSweepLock(t *testing.T) {
 	out := t.TempDir()
 	unlock, err := lockSweep(out)

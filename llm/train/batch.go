@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math"
 	"slices"
+
+	"github.com/agentrl/agentrl/llm"
 )
 
 // Sequence is one example: token ids and a loss weight per token.
@@ -52,21 +54,11 @@ func SharedSlots(a, b Sequence) int {
 	if len(a.Tokens) == 0 || len(b.Tokens) == 0 {
 		return 0
 	}
-	k := commonPrefix(a.Tokens[:len(a.Tokens)-1], b.Tokens[:len(b.Tokens)-1])
+	k := llm.CommonPrefix(a.Tokens[:len(a.Tokens)-1], b.Tokens[:len(b.Tokens)-1])
 	if 2*k < len(b.Tokens)-1 {
 		return 0
 	}
 	return k
-}
-
-func commonPrefix(a, b []int32) int {
-	n := min(len(a), len(b))
-	for i := range n {
-		if a[i] != b[i] {
-			return i
-		}
-	}
-	return n
 }
 
 // AddedTokens is what s adds to a micro-batch that holds before, as the
