@@ -122,7 +122,7 @@ func (r *Run) MicroBatches(seqs []train.Sequence, idx []int) [][]int {
 // prefix once, so a judgement's second probe or a DPO pair's second
 // action costs next to nothing. A sequence longer than the budget, a
 // batch of its own, takes along the sequences after it that share its
-// prefix.
+// prefix, as long as what they add stays within the budget.
 func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 	var out [][]int
 	var cur []int
@@ -132,7 +132,8 @@ func microBatches(seqs []train.Sequence, idx []int, budget int) [][]int {
 		s := seqs[k]
 		l := train.AddedTokens(s, held)
 		shares := l < len(s.Tokens)
-		if len(cur) > 0 && n+l > budget && !(shares && len(held[0].Tokens) > budget && train.AddedTokens(s, held[:1]) == l) {
+		alongLong := shares && len(held[0].Tokens) > budget && train.AddedTokens(s, held[:1]) == l && n-len(held[0].Tokens)+l <= budget
+		if len(cur) > 0 && n+l > budget && !alongLong {
 			out = append(out, cur)
 			cur, held, n = nil, nil, 0
 			l = len(s.Tokens) // apart from what it shared, computed in full

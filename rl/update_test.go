@@ -79,4 +79,17 @@ func TestMicroBatchesCountSharedPrefixesOnce(t *testing.T) {
 	if got := microBatches([]train.Sequence{chosen, little}, []int{0, 1}, 74); !reflect.DeepEqual(got, [][]int{{0}, {1}}) {
 		t.Errorf("a short shared prefix: micro-batches %v, want two (45+30 tokens over 74)", got)
 	}
+	// A sequence longer than the budget takes along endings of its own
+	// that add 41 tokens each while they add up to the budget, no more.
+	ends := []train.Sequence{long}
+	for first := range int32(3) {
+		tail := make([]int32, 40)
+		for i := range tail {
+			tail[i] = 1000*(first+1) + int32(i)
+		}
+		ends = append(ends, action(long, 60, tail...))
+	}
+	if got := microBatches(ends, []int{0, 1, 2, 3}, 82); !reflect.DeepEqual(got, [][]int{{0, 1, 2}, {3}}) {
+		t.Errorf("endings of a long sequence: micro-batches %v, want the first two taken along", got)
+	}
 }

@@ -183,59 +183,9 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 			}
 		}
 	}
-	// A sequence's last token is only predicted, never read: it takes no
-	// slot.
-	slots := func(s Sequence) int { return len(s.Tokens) - 1 }
-	rowLen = max(rowLen, maxLenOf(seqs)-1)
-	order := make([]int, len(seqs))
-	for i := range order {
-		order[i] = i
-	}
-	slices.SortStableFunc(order, func(a, b int) int { return slots(seqs[b]) - slots(seqs[a]) })
-	// slot[i][k] is the slot of its row holding token k of sequence i: its
-	// own, or, for its first shared[i] tokens, one of the earlier sequence
-	// it shares them with, placed before it in the same row. Every slot a
-	// query reads thus comes before it, as the causal blocks of blockMask
-	// take for granted.
-	slot := make([][]int32, len(seqs))
-	shared := make([]int, len(seqs))
-	row := make([]int, len(seqs))
-	var fill []int
-	for at, i := range order {
-		n := slots(seqs[i])
-		from := -1
-		for _, j := range order[:at] {
-			if k := SharedSlots(seqs[j], seqs[i]); k > shared[i] && fill[row[j]]+n-k <= maxSharedRow*rowLen {
-				from, shared[i] = j, k
-			}
-		}
-		r := -1
-		if from >= 0 {
-			r = row[from]
-		} else {
-			for q := range fill {
-				if fill[q]+n <= rowLen {
-					r = q
-					break
-				}
-			}
-			if r < 0 {
-				r = len(fill)
-				fill = append(fill, 0)
-			}
-		}
-		slot[i] = make([]int32, n)
-		if from >= 0 {
-			copy(slot[i], slot[from][:shared[i]])
-		}
-		for k := shared[i]; k < n; k++ {
-			slot[i][k] = int32(fill[r] + k - shared[i])
-		}
-		fill[r] += n - shared[i]
-		row[i] = r
-	}
-	T := roundSlots(slices.Max(fill))
-	B := len(fill)
+	pl := place(seqs, rowLen)
+	slot, shared, row, fill := pl.slot, pl.shared, pl.row, pl.fill
+	T, B := pl.T, len(fill)
 	p := &packed{T: T, B: B, tokens: make([]int32, T*B), pos: make([]int32, T*B), mask: make([]float32, T*T*B)}
 	inf := float32(math.Inf(-1))
 	for k := range p.mask {
@@ -277,6 +227,76 @@ func pack(seqs []Sequence, rowLen, maxLen, vocab int) (*packed, error) {
 		return nil, fmt.Errorf("no token of the batch has a non-zero weight")
 	}
 	return p, nil
+}
+
+// placement is where pack puts the sequences: slot[i][k] is the slot of
+// row row[i] holding token k of sequence i (a sequence's last token is
+// only predicted, never read: it takes no slot), its own or, for its
+// first shared[i] tokens, one of the earlier sequence it shares them
+// with, placed before it in the same row; so every slot a query reads
+// comes before it, as the causal blocks of blockMask take for granted.
+// fill[r] counts the slots row r uses, T is the rows' padded length.
+type placement struct {
+	slot        [][]int32
+	shared, row []int
+	fill        []int
+	T           int
+}
+
+// place lays the sequences out in rows of up to rowLen slots (at least
+// the longest sequence's), the longest first, each in the first row it
+// fits, or after the earlier sequence it shares most with
+// (SharedSlots), in that one's row, when that makes fewer padded slots
+// (rows x the longest row) than placing it whole. Such a row may grow
+// to maxSharedRow x rowLen.
+func place(seqs []Sequence, rowLen int) placement {
+	slots := func(s Sequence) int { return max(len(s.Tokens)-1, 0) }
+	rowLen = max(rowLen, maxLenOf(seqs)-1)
+	order := make([]int, len(seqs))
+	for i := range order {
+		order[i] = i
+	}
+	slices.SortStableFunc(order, func(a, b int) int { return slots(seqs[b]) - slots(seqs[a]) })
+	pl := placement{slot: make([][]int32, len(seqs)), shared: make([]int, len(seqs)), row: make([]int, len(seqs))}
+	longest := 0 // the longest row's fill
+	for at, i := range order {
+		n := slots(seqs[i])
+		// Whole: the first row it fits, or a new one.
+		r := slices.IndexFunc(pl.fill, func(f int) bool { return f+n <= rowLen })
+		rows, length := len(pl.fill), max(longest, n)
+		if r >= 0 {
+			length = max(longest, pl.fill[r]+n)
+		} else {
+			rows++
+		}
+		cost := rows * length
+		// After the sequence it shares most with, if that costs less.
+		from, k := -1, 0
+		for _, j := range order[:at] {
+			if kj := SharedSlots(seqs[j], seqs[i]); kj > k && pl.fill[pl.row[j]]+n-kj <= maxSharedRow*rowLen {
+				from, k = j, kj
+			}
+		}
+		if from >= 0 && len(pl.fill)*max(longest, pl.fill[pl.row[from]]+n-k) <= cost {
+			r = pl.row[from]
+			pl.shared[i] = k
+		} else if r < 0 {
+			r = len(pl.fill)
+			pl.fill = append(pl.fill, 0)
+		}
+		pl.slot[i] = make([]int32, n)
+		if pl.shared[i] > 0 {
+			copy(pl.slot[i], pl.slot[from][:k])
+		}
+		for q := pl.shared[i]; q < n; q++ {
+			pl.slot[i][q] = int32(pl.fill[r] + q - pl.shared[i])
+		}
+		pl.fill[r] += n - pl.shared[i]
+		pl.row[i] = r
+		longest = max(longest, pl.fill[r])
+	}
+	pl.T = roundSlots(max(longest, 1))
+	return pl
 }
 
 func maxLenOf(seqs []Sequence) int {

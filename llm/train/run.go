@@ -74,18 +74,28 @@ type cursor struct {
 	Batch int `json:"batch"`
 }
 
-// longestBatch is the micro-batch holding the longest sequence.
-func longestBatch(batches [][]Sequence) []Sequence {
-	var best []Sequence
-	longest := -1
-	for _, b := range batches {
-		for _, s := range b {
-			if len(s.Tokens) > longest {
-				best, longest = b, len(s.Tokens)
-			}
+// largestBatches are the micro-batches that need the most memory, as
+// the trainer lays them out in rows (place): the one of the longest rows
+// (attention grows with the square of a row's length) and the one of the
+// most slots, rows x row length; one or two.
+func largestBatches(t *Trainer, batches [][]Sequence) [][]Sequence {
+	longest, most := 0, 0
+	var longT, longB, mostSlots int
+	for k, b := range batches {
+		pl := place(b, t.cfg.RowTokens)
+		B, T := len(pl.fill), pl.T
+		if T > longT || T == longT && B > longB {
+			longest, longT, longB = k, T, B
+		}
+		if B*T > mostSlots {
+			most, mostSlots = k, B*T
 		}
 	}
-	return best
+	out := [][]Sequence{batches[longest]}
+	if most != longest {
+		out = append(out, batches[most])
+	}
+	return out
 }
 
 // microBatches splits the sequences, shuffled for the epoch, into
@@ -166,10 +176,12 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 		return t.SaveCheckpoint(ckpt, c)
 	}
 
-	// The micro-batch with the longest sequence needs the most memory
-	// for attention: a budget it does not fit fails now, not hours in.
-	if err := t.CheckMemory(longestBatch(microBatches(seqs, o.BatchTokens, o.Seed, at.Epoch))); err != nil {
-		return RunResult{}, fmt.Errorf("the micro-batch with the longest sequence: %w", err)
+	// A budget the largest micro-batches do not fit fails now, not hours
+	// in.
+	for _, mb := range largestBatches(t, microBatches(seqs, o.BatchTokens, o.Seed, at.Epoch)) {
+		if err := t.CheckMemory(mb); err != nil {
+			return RunResult{}, fmt.Errorf("the largest micro-batch: %w", err)
+		}
 	}
 
 	var res RunResult

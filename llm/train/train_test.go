@@ -147,6 +147,47 @@ func TestPackingEqualsSeparateBatches(t *testing.T) {
 	}
 }
 
+// TestPlacementSharesWhenItPays: a sequence shares its prefix's slots
+// when that makes fewer padded slots than placing it whole, not when it
+// would lengthen every row.
+func TestPlacementSharesWhenItPays(t *testing.T) {
+	seq := func(n int, first int32) Sequence {
+		s := Sequence{Tokens: make([]int32, n)}
+		for i := range s.Tokens {
+			s.Tokens[i] = first + int32(i)
+		}
+		return s
+	}
+	ending := func(s Sequence, keep, n int, first int32) Sequence {
+		out := Sequence{Tokens: slices.Clone(s.Tokens[:keep])}
+		for i := range n {
+			out.Tokens = append(out.Tokens, first+int32(i))
+		}
+		return out
+	}
+	// A state and four actions after it, as StepAgent's step-DPO pairs:
+	// one row of 100 + 4 x 9 slots instead of five of 100 (the last
+	// token of each is only predicted).
+	state := seq(101, 0)
+	seqs := []Sequence{state}
+	for k := range int32(4) {
+		seqs = append(seqs, ending(state, 91, 10, 9000+100*k))
+	}
+	if pl := place(seqs, 0); len(pl.fill) != 1 || pl.fill[0] != 136 {
+		t.Errorf("actions after one state: rows filled %v, want one of 136 slots", pl.fill)
+	}
+	// Eight full rows of 100 slots and a sequence sharing 49 of its 100:
+	// a ninth row (900 slots) beats eight rows of 151 (1,208).
+	seqs = nil
+	for k := range 8 {
+		seqs = append(seqs, seq(101, int32(1000*k)))
+	}
+	seqs = append(seqs, ending(seqs[0], 49, 52, 9000))
+	if pl := place(seqs, 0); len(pl.fill) != 9 || pl.shared[8] != 0 {
+		t.Errorf("a short shared prefix beside full rows: rows filled %v, %d slots shared; want 9 rows, none shared", pl.fill, pl.shared[8])
+	}
+}
+
 // testPacking checks that the loss, log-probabilities and gradients of
 // seqs in one micro-batch of 64-slot rows equal those of each sequence in
 // a micro-batch of its own, and returns the packed layout.

@@ -68,7 +68,9 @@ type Config struct {
 	// that). Attention work and memory grow with the row length, over
 	// pairs the mask hides too, while shorter rows leave more padding; on
 	// chats of a few hundred tokens rows of the longest one train about
-	// 1.4x faster in two thirds of the memory of rows of 1,024.
+	// 1.4x faster in two thirds of the memory of rows of 1,024. A row of
+	// sequences sharing a prefix may grow to twice the length (see
+	// SharedSlots).
 	RowTokens int `json:"row_tokens"`
 	// Threads used by the CPU backend (default one per core).
 	Threads int `json:"threads"`
