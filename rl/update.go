@@ -160,6 +160,22 @@ func (r *Run) Minibatches(it, epoch, n, m int) [][]int {
 	return out
 }
 
+// GroupMinibatches deals whole groups of indices (the sequences of one
+// state, which share its prefix) into m minibatches, the groups shuffled
+// with the iteration's seed as Minibatches shuffles single indices: a
+// group's sequences are trained in one micro-batch where they fit, and
+// the trainer computes their shared prefix once.
+func (r *Run) GroupMinibatches(it, epoch int, groups [][]int, m int) [][]int {
+	dealt := r.Minibatches(it, epoch, len(groups), m)
+	out := make([][]int, len(dealt))
+	for i, gs := range dealt {
+		for _, g := range gs {
+			out[i] = append(out[i], groups[g]...)
+		}
+	}
+	return out
+}
+
 // UpdatePairs takes one optimiser step of the active adapter over
 // preference pairs of seqs, in the given order: the pairs are dealt into
 // micro-batches of at most LoRA.BatchTokens tokens that each hold whole

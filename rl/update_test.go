@@ -2,6 +2,7 @@ package rl
 
 import (
 	"reflect"
+	"slices"
 	"testing"
 
 	"github.com/agentrl/agentrl/llm/train"
@@ -91,5 +92,38 @@ func TestMicroBatchesCountSharedPrefixesOnce(t *testing.T) {
 	}
 	if got := microBatches(ends, []int{0, 1, 2, 3}, 82); !reflect.DeepEqual(got, [][]int{{0, 1, 2}, {3}}) {
 		t.Errorf("endings of a long sequence: micro-batches %v, want the first two taken along", got)
+	}
+}
+
+// TestGroupMinibatches: whole groups are dealt, every index once, in an
+// order the iteration's seed fixes.
+func TestGroupMinibatches(t *testing.T) {
+	r := &Run{Config: Config{Seed: 7}}
+	groups := [][]int{{0, 1, 2}, {3}, {4, 5}, {6, 7, 8, 9}, {10}}
+	got := r.GroupMinibatches(2, 0, groups, 2)
+	if len(got) != 2 {
+		t.Fatalf("%d minibatches, want 2", len(got))
+	}
+	seen := map[int]bool{}
+	for _, mb := range got {
+		for i := 0; i < len(mb); {
+			g := slices.IndexFunc(groups, func(g []int) bool { return g[0] == mb[i] })
+			if g < 0 || !slices.Equal(mb[i:min(i+len(groups[g]), len(mb))], groups[g]) {
+				t.Fatalf("minibatch %v splits a group at %d", mb, i)
+			}
+			for _, k := range groups[g] {
+				seen[k] = true
+			}
+			i += len(groups[g])
+		}
+	}
+	if len(seen) != 11 {
+		t.Fatalf("indices dealt: %v", got)
+	}
+	if again := r.GroupMinibatches(2, 0, groups, 2); !reflect.DeepEqual(again, got) {
+		t.Fatalf("the same iteration dealt %v, then %v", got, again)
+	}
+	if other := r.GroupMinibatches(2, 1, groups, 5); reflect.DeepEqual(other, r.GroupMinibatches(2, 2, groups, 5)) {
+		t.Errorf("two epochs dealt the groups in the same order: %v", other)
 	}
 }

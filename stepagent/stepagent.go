@@ -159,16 +159,22 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 	var seqs []train.Sequence
 	var pairs []train.Pair
 	var refChosen []float64
+	var byStep [][]int // the pairs of each state
 	for i, st := range steps {
 		seen := map[string]bool{}
+		var group []int
 		for k, s := range st.Samples {
 			if st.Equivalent[k] || seen[s.Text] {
 				continue
 			}
 			seen[s.Text] = true
+			group = append(group, len(pairs))
 			pairs = append(pairs, train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1})
 			seqs = append(seqs, expertSeqs[i], train.ActionSequence(st.Prompt, s.Tokens))
 			refChosen = append(refChosen, train.SumLogProb(expertSeqs[i], expertLP[i]))
+		}
+		if len(group) > 0 {
+			byStep = append(byStep, group)
 		}
 	}
 	m := r.Metrics()
@@ -196,7 +202,7 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 	var losses, acc float64
 	n := 0
 	for epoch := range c.Epochs {
-		for _, mb := range r.Minibatches(cycle, epoch, len(pairs), c.Minibatches) {
+		for _, mb := range r.GroupMinibatches(cycle, epoch, byStep, c.Minibatches) {
 			res, err := r.UpdatePairs(seqs, pairs, mb, func(p []train.Pair, _ []int) train.Loss { return train.DPO{Beta: c.Beta, Pairs: p} })
 			if err != nil {
 				return err
@@ -228,15 +234,19 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	var disc []train.Sequence
 	var pairs []train.Pair
 	var labels []float64
+	var pairsByStep [][]int // the judgements of each state
 	for _, st := range steps {
+		group := []int{len(pairs)}
 		judge.add(&disc, &pairs, st.Prompt, st.ExpertTokens)
 		labels = append(labels, 1)
 		for k, s := range st.Samples {
 			if !st.Equivalent[k] {
+				group = append(group, len(pairs))
 				judge.add(&disc, &pairs, st.Prompt, s.Tokens)
 				labels = append(labels, 0)
 			}
 		}
+		pairsByStep = append(pairsByStep, group)
 	}
 	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
 		return err
@@ -258,7 +268,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		r.Logf("cycle %d: discriminator accuracy %.3f >= %.2f: its update pauses this cycle", cycle, accuracy, c.MaxAccuracy)
 	} else {
 		var dl float64
-		mbs := r.Minibatches(cycle, 0, len(pairs), c.Minibatches)
+		mbs := r.GroupMinibatches(cycle, 0, pairsByStep, c.Minibatches)
 		for _, mb := range mbs {
 			res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
 				rows := make([][]float64, len(idx))
@@ -280,13 +290,19 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	var judged, policy []train.Sequence
 	var judgedPairs []train.Pair
 	var sampled [][]float32
+	var samplesByStep [][]int // the policy's sequences of each state
 	for _, st := range steps {
+		var group []int
 		for _, s := range st.Samples {
+			group = append(group, len(policy))
 			judge.add(&judged, &judgedPairs, st.Prompt, s.Tokens)
 			policy = append(policy, train.ActionSequence(st.Prompt, s.Tokens))
 			lp := make([]float32, len(st.Prompt)+len(s.Tokens))
 			copy(lp[len(st.Prompt):], s.LogProbs)
 			sampled = append(sampled, lp)
+		}
+		if len(group) > 0 {
+			samplesByStep = append(samplesByStep, group)
 		}
 	}
 	after, err := r.LogProbs(judged, false)
@@ -321,7 +337,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	var losses, clip float64
 	n := 0
 	for epoch := range c.Epochs {
-		for _, mb := range r.Minibatches(cycle, epoch+1, len(policy), c.Minibatches) {
+		for _, mb := range r.GroupMinibatches(cycle, epoch+1, samplesByStep, c.Minibatches) {
 			res, err := r.Update(policy, r.MicroBatches(policy, mb), func(b []int) train.Loss {
 				return train.PPO{Clip: c.Clip, SampleLogProbs: pickRows(sampled, b), Advantages: pickRows(advantages, b)}
 			})
