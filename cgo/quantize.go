@@ -46,14 +46,16 @@ const (
 // as llama.cpp's llama-quantize does (same per-tensor type choices and
 // fall-backs), with threads threads (0: one per core). The input must
 // have been validated by the caller; its weights must be F32, F16 or BF16
-// (requantising is refused). out is written in place: callers wanting an
-// atomic result write to a temporary name and rename.
-func QuantizeModel(in, out string, ft FileType, threads int) error {
+// unless dequantize is set, which lets llama.cpp convert quantised
+// weights (the caller allows it only towards F32 and F16). out is written
+// in place: callers wanting an atomic result write to a temporary name
+// and rename.
+func QuantizeModel(in, out string, ft FileType, threads int, dequantize bool) error {
 	Init()
 	params := C.llama_model_quantize_default_params()
 	params.nthread = C.int32_t(threads)
 	params.ftype = C.enum_llama_ftype(ft)
-	params.allow_requantize = false
+	params.allow_requantize = C.bool(dequantize)
 	cin, cout := C.CString(in), C.CString(out)
 	defer C.free(unsafe.Pointer(cin))
 	defer C.free(unsafe.Pointer(cout))

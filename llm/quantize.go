@@ -31,14 +31,18 @@ func QuantizeTypes() []string { return slices.Sorted(maps.Keys(quantizeTypes)) }
 // tensor's type as llama.cpp's llama-quantize does: norms stay F32, a
 // K-quant mix gives some matrices more bits, and matrices whose rows are
 // not whole blocks of the type fall back to a type whose blocks fit. The
-// input's weights must be F32, F16 or BF16. out appears only when
-// complete.
+// input's weights must be F32, F16 or BF16, except towards f32 and f16:
+// those dequantise a quantised model (its values exactly, F16 rounding
+// each to 11 significant bits), which on CPUs whose ggml kernels for the
+// input's type are slow makes batched inference faster (SmolLM2's Q4_1
+// file: docs/models.md). out appears only when complete.
 func Quantize(in, out, typ string, threads int) error {
 	ft, ok := quantizeTypes[strings.ToLower(typ)]
 	if !ok {
 		return fmt.Errorf("quantize: unknown type %q (want one of %s)", typ, strings.Join(QuantizeTypes(), ", "))
 	}
-	if err := checkQuantizeInput(in); err != nil {
+	dequantize := ft == cgo.FileTypeF32 || ft == cgo.FileTypeF16
+	if err := checkQuantizeInput(in, dequantize); err != nil {
 		return err
 	}
 	tmp, err := os.CreateTemp(filepath.Dir(out), "."+filepath.Base(out)+".tmp-*")
@@ -48,7 +52,7 @@ func Quantize(in, out, typ string, threads int) error {
 	tmpPath := tmp.Name()
 	tmp.Close()
 	defer os.Remove(tmpPath)
-	if err := cgo.QuantizeModel(in, tmpPath, ft, threads); err != nil {
+	if err := cgo.QuantizeModel(in, tmpPath, ft, threads, dequantize); err != nil {
 		return fmt.Errorf("quantize %s: %w", in, err)
 	}
 	if err := os.Rename(tmpPath, out); err != nil {
@@ -58,8 +62,9 @@ func Quantize(in, out, typ string, threads int) error {
 }
 
 // checkQuantizeInput validates in as a model whose weights llama.cpp
-// quantises (F32, F16, BF16) before llama.cpp reads it.
-func checkQuantizeInput(in string) error {
+// quantises (F32, F16, BF16; any type when dequantising) before llama.cpp
+// reads it.
+func checkQuantizeInput(in string, dequantize bool) error {
 	typ, _, err := inspect(in)
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
@@ -76,7 +81,9 @@ func checkQuantizeInput(in string) error {
 		switch t.Type {
 		case gguf.TensorF32, gguf.TensorF16, gguf.TensorBF16:
 		default:
-			return fmt.Errorf("quantize %s: tensor %s is already %s; quantize from an F32, F16 or BF16 model (requantising loses accuracy twice)", in, t.Name, t.Type)
+			if !dequantize {
+				return fmt.Errorf("quantize %s: tensor %s is already %s; quantize from an F32, F16 or BF16 model (requantising loses accuracy twice), or dequantise it with type f16 or f32", in, t.Name, t.Type)
+			}
 		}
 	}
 	return nil

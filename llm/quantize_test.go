@@ -1,6 +1,8 @@
 package llm
 
 import (
+	"context"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -49,6 +51,56 @@ func TestQuantize(t *testing.T) {
 	}
 }
 
+// TestQuantizeDequantises: a quantised model written as f16 has F16
+// matrices and F32 norms, and scores a text as the quantised model does,
+// to the F16 rounding of its values.
+func TestQuantizeDequantises(t *testing.T) {
+	dir := t.TempDir()
+	q8, f16 := filepath.Join(dir, "q8.gguf"), filepath.Join(dir, "f16.gguf")
+	if err := Quantize(testModelPath, q8, "q8_0", 1); err != nil {
+		t.Fatal(err)
+	}
+	if err := Quantize(q8, f16, "f16", 1); err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(f16)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, ti := range f.Tensors {
+		if want := map[bool]gguf.TensorType{true: gguf.TensorF32, false: gguf.TensorF16}[len(ti.Shape) == 1]; ti.Type != want {
+			t.Errorf("%s: %s, want %s", ti.Name, ti.Type, want)
+		}
+	}
+	f.Close()
+	scores := func(path string) []float32 {
+		m, err := Load(path, LoadOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer m.Close()
+		e, err := m.NewEngine(EngineOptions{Parallel: 1, Context: 128, Threads: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer e.Close()
+		res, err := e.Score(context.Background(), []ScoreRequest{{Prompt: testPrompts[0], Continuation: " then search for a red lamp and buy it"}}, CallOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		return res[0].LogProbs
+	}
+	a, b := scores(q8), scores(f16)
+	if len(a) != len(b) || len(a) == 0 {
+		t.Fatalf("%d and %d log-probabilities", len(a), len(b))
+	}
+	for k := range a {
+		if d := math.Abs(float64(a[k] - b[k])); d > 2e-2 {
+			t.Errorf("token %d: log-prob %g as q8_0, %g dequantised to f16", k, a[k], b[k])
+		}
+	}
+}
+
 func TestQuantizeRejects(t *testing.T) {
 	dir := t.TempDir()
 	q8 := filepath.Join(dir, "q8.gguf")
@@ -60,6 +112,7 @@ func TestQuantizeRejects(t *testing.T) {
 	for name, tc := range map[string]struct{ in, typ, want string }{
 		"unknown type":   {testModelPath, "q4_7", `unknown type "q4_7"`},
 		"requantising":   {q8, "q4_0", "already q8_0"},
+		"to bf16":        {q8, "bf16", "dequantise it with type f16 or f32"},
 		"missing file":   {filepath.Join(dir, "none.gguf"), "q4_0", "no such file"},
 		"not a GGUF":     {garbage, "q4_0", "quantize"},
 		"missing folder": {testModelPath, "q4_0", "no such file or directory"},
