@@ -36,17 +36,7 @@ func TestQuantize(t *testing.T) {
 	if d := types["blk.0.ffn_down.weight"]; d.BlockSize() != 32 {
 		t.Errorf("ffn_down (rows of 704) is %s, want a type of 32-value blocks", d)
 	}
-	m, err := Load(out, LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	e, err := m.NewEngine(EngineOptions{Parallel: 1, Context: 64, Threads: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	if c := generateOne(t, e, "Task: buy a lamp.", greedy(8)); len(c.Tokens) == 0 {
+	if c := generateOne(t, oneSequenceEngine(t, out), "Task: buy a lamp.", greedy(8)); len(c.Tokens) == 0 {
 		t.Error("the quantised model generated nothing")
 	}
 }
@@ -74,17 +64,7 @@ func TestQuantizeDequantises(t *testing.T) {
 	}
 	f.Close()
 	scores := func(path string) []float32 {
-		m, err := Load(path, LoadOptions{})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer m.Close()
-		e, err := m.NewEngine(EngineOptions{Parallel: 1, Context: 128, Threads: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer e.Close()
-		res, err := e.Score(context.Background(), []ScoreRequest{{Prompt: testPrompts[0], Continuation: " then search for a red lamp and buy it"}}, CallOptions{})
+		res, err := oneSequenceEngine(t, path).Score(context.Background(), []ScoreRequest{{Prompt: testPrompts[0], Continuation: " then search for a red lamp and buy it"}}, CallOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -99,6 +79,23 @@ func TestQuantizeDequantises(t *testing.T) {
 			t.Errorf("token %d: log-prob %g as q8_0, %g dequantised to f16", k, a[k], b[k])
 		}
 	}
+}
+
+// oneSequenceEngine loads the model at path with an engine of one
+// sequence of 128 tokens on one thread, closed when the test ends.
+func oneSequenceEngine(t *testing.T, path string) *Engine {
+	t.Helper()
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(m.Close)
+	e, err := m.NewEngine(EngineOptions{Parallel: 1, Context: 128, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(e.Close)
+	return e
 }
 
 func TestQuantizeRejects(t *testing.T) {
