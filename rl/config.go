@@ -101,7 +101,8 @@ type LoRAConfig struct {
 	// MemoryMiB bounds one micro-batch's activation memory: a micro-batch
 	// over it is computed with gradient checkpointing, or refused with an
 	// error before anything is allocated (0: no bound). A 4,096-token
-	// micro-batch of SmolLM2 takes several GiB without it.
+	// micro-batch of SmolLM2 takes several GiB without it. Default:
+	// DefaultMemoryMiB, a third of the machine's memory.
 	MemoryMiB int `yaml:"memory_mib"`
 	// F16Base holds a quantised base model as F16 in the trainer: about
 	// 1.4x faster LoRA training on the CPU, but its log-probabilities move
@@ -349,7 +350,7 @@ func DefaultConfig() Config {
 			Tasks: 8, MaxTokens: 48, Temperature: 1, Parallel: 16, Context: 2048,
 		},
 		Eval: EvalConfig{Every: 5, Episodes: 16, Split: envs.Test},
-		LoRA: LoRAConfig{Rank: train.DefaultLoRARank, BatchTokens: 2048, MemoryMiB: 4096},
+		LoRA: LoRAConfig{Rank: train.DefaultLoRARank, BatchTokens: 2048, MemoryMiB: DefaultMemoryMiB()},
 		// The demo's recipe: 48-64 WebShop demos, one epoch at 1e-3, take
 		// SmolLM2 from 0 to half of the test tasks.
 		WarmStart: SFTConfig{Demos: 64, Epochs: 1, LR: 1e-3, BatchTokens: 1024},

@@ -19,3 +19,20 @@ func PeakRSSMiB() float64 {
 	}
 	return float64(ru.Maxrss) / 1024 // KiB
 }
+
+// DefaultMemoryMiB is the default bound on one micro-batch's activations
+// (lora.memory_mib): a third of the machine's memory, so that the rest
+// holds the model in the engine and the trainer, the KV cache and the
+// system, between 2 and 32 GiB (4 GiB where the memory is unknown). A
+// micro-batch over it is recomputed (gradient checkpointing: the same
+// gradients, about a quarter more time), so the bound changes the speed
+// of a run, never what it learns; a fixed bound of 4 GiB made a
+// 2,048-token GRPO micro-batch of SmolLM2 recompute on a 24 GiB machine.
+func DefaultMemoryMiB() int {
+	total := physicalMemory()
+	if total == 0 {
+		return 4096
+	}
+	mib := int(total/3>>20) / 512 * 512
+	return min(max(mib, 2048), 32768)
+}

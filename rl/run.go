@@ -111,6 +111,9 @@ type Run struct {
 	updateSteps  map[string]int
 	updateLogged time.Time
 	fineTuning   bool
+	// checkpointedAt is the trainer's count of micro-batches recomputed
+	// to fit the memory budget when the iteration began.
+	checkpointedAt int
 }
 
 // Options are what a run needs besides its Config.
@@ -266,6 +269,7 @@ func (r *Run) BeginIteration(it int) {
 	r.metrics = Metrics{Iteration: it, PhaseSeconds: map[string]float64{}, Losses: map[string]float64{}, Metrics: map[string]float64{}}
 	r.phase = time.Now()
 	r.updateSteps, r.updateLogged = map[string]int{}, r.phase
+	r.checkpointedAt = r.Trainer.Checkpointed()
 }
 
 // endPhase adds the time since the last phase ended to the named phase.
@@ -357,6 +361,13 @@ func (r *Run) commit(it int, finished bool) error {
 		m.EnvSteps, m.GradSteps, m.TrainTokens, m.RolloutTokens, m.WallSeconds =
 			r.State.EnvSteps, r.State.GradSteps, r.State.TrainTokens, r.State.RolloutTokens, r.State.WallSeconds
 		m.PeakRSSMiB = PeakRSSMiB()
+		// Recomputed activations cost about a quarter more time: a user
+		// with memory to spare raises the budget.
+		if n := r.Trainer.Checkpointed() - r.checkpointedAt; n > 0 {
+			m.Metrics["recomputed_micro_batches"] = float64(n)
+			r.logf("iter %d: %d micro-batches recomputed their activations (gradient checkpointing, about 25%% slower) to stay within lora.memory_mib %d; raise it where memory allows",
+				it, n, r.Config.LoRA.MemoryMiB)
+		}
 		if err := appendMetrics(filepath.Join(r.Dir, "metrics.jsonl"), m); err != nil {
 			return err
 		}

@@ -332,3 +332,41 @@ func TestLongUpdatesSayHowTheyGo(t *testing.T) {
 		t.Errorf("a fine-tuning's step wrote %q", log.String())
 	}
 }
+
+// TestMemoryBoundRecomputesAndSays: a micro-batch over lora.memory_mib is
+// recomputed (gradient checkpointing), which the iteration's metrics count
+// and its log says, and the run learns exactly what an unbounded one does.
+func TestMemoryBoundRecomputesAndSays(t *testing.T) {
+	model := byteModel(t)
+	newEnv := func() envs.Env { return &letters{} }
+	free := trainedMetrics(t, lettersConfig("grpo", 1), model, newEnv)[0]
+	if _, ok := free.Metrics["recomputed_micro_batches"]; ok {
+		t.Fatalf("an unbounded run counts recomputed micro-batches: %v", free.Metrics)
+	}
+	// The smallest bound in MiB that a checkpointed micro-batch fits.
+	for mib := 1; mib <= 64; mib++ {
+		cfg := lettersConfig("grpo", 1)
+		cfg.LoRA.MemoryMiB = mib
+		var log strings.Builder
+		dir := t.TempDir()
+		err := Train(context.Background(), cfg, Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: &log})
+		if err != nil {
+			if !strings.Contains(err.Error(), "over the budget") {
+				t.Fatalf("memory_mib %d: %v", mib, err)
+			}
+			continue
+		}
+		m := readMetrics(t, dir)[0]
+		if m.Metrics["recomputed_micro_batches"] < 1 {
+			t.Fatalf("memory_mib %d, the smallest that trains, recomputed nothing: %v", mib, m.Metrics)
+		}
+		if !strings.Contains(log.String(), "recomputed their activations") {
+			t.Errorf("the log does not say the micro-batches were recomputed:\n%s", log.String())
+		}
+		if m.Loss != free.Loss {
+			t.Errorf("loss %v with recomputed activations, %v without: want the same", m.Loss, free.Loss)
+		}
+		return
+	}
+	t.Fatal("no bound up to 64 MiB trained the tiny model")
+}

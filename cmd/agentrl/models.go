@@ -97,13 +97,14 @@ func runModelsList(c *cli.Context) error {
 func quantizeCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "quantize",
-		Usage: "write a model with quantised weights (as llama.cpp's llama-quantize does), e.g. for LoRA training on less memory",
-		Description: "The input's weights must be F32, F16 or BF16 (e.g. a model from init-model, or one merged by sft --full).\n" +
+		Usage: "write a model with quantised weights (as llama.cpp's llama-quantize does), or dequantise one to f16 or f32",
+		Description: "To a quantised type, the input's weights must be F32, F16 or BF16 (e.g. a model from init-model, or one merged by sft --full);\n" +
+			"--type f16 or f32 also dequantises a quantised model (SmolLM2's Q4_1 file batches and trains faster on the CPU as F16 or F32: docs/models.md).\n" +
 			"Types: " + fmt.Sprint(llm.QuantizeTypes()) + ".",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Required: true, Usage: modelUsage},
 			&cli.StringFlag{Name: "out", Required: true, Usage: "write the quantised model to `FILE`"},
-			&cli.StringFlag{Name: "type", Value: "q4_k_m", Usage: "file type: q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k_s/m/l, q4_k_s/m, q5_k_s/m, q6_k, f16, bf16"},
+			&cli.StringFlag{Name: "type", Value: "q4_k_m", Usage: "file type: q8_0, q4_0, q4_1, q5_0, q5_1, q2_k, q3_k_s/m/l, q4_k_s/m, q5_k_s/m, q6_k, f16, bf16, f32"},
 			&cli.IntFlag{Name: "threads", Usage: "threads (0: one per core)"},
 		},
 		Action: func(c *cli.Context) error {

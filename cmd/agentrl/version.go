@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"runtime/debug"
+	"strings"
 
 	"github.com/urfave/cli/v2"
 
@@ -22,12 +23,13 @@ func versionCommand() *cli.Command {
 		Action: func(c *cli.Context) error {
 			loadGPUBackends()
 			v := map[string]any{
-				"version":          version,
-				"llama_cpp_commit": llamaCppCommit,
-				"llama_cpp_module": moduleVersion("github.com/ollama/ollama"),
-				"system_info":      cgo.SystemInfo(),
-				"gpu_offload":      cgo.SupportsGPUOffload(),
-				"devices":          cgo.Devices(),
+				"version":             version,
+				"llama_cpp_commit":    llamaCppCommit,
+				"llama_cpp_module":    moduleVersion("github.com/ollama/ollama"),
+				"system_info":         cgo.SystemInfo(),
+				"unused_cpu_features": cgo.UnusedCPUFeatures(),
+				"gpu_offload":         cgo.SupportsGPUOffload(),
+				"devices":             cgo.Devices(),
 			}
 			if c.Bool("json") {
 				enc := json.NewEncoder(c.App.Writer)
@@ -37,6 +39,9 @@ func versionCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "agentrl %s\n", version)
 			fmt.Fprintf(c.App.Writer, "llama.cpp %s (github.com/ollama/ollama %s)\n", llamaCppCommit, v["llama_cpp_module"])
 			fmt.Fprintf(c.App.Writer, "system info: %s\n", v["system_info"])
+			if unused := cgo.UnusedCPUFeatures(); len(unused) > 0 {
+				fmt.Fprintf(c.App.Writer, "unused CPU features: %s (build with make for them)\n", strings.Join(unused, ", "))
+			}
 			fmt.Fprintf(c.App.Writer, "devices:\n")
 			for _, d := range cgo.Devices() {
 				fmt.Fprintf(c.App.Writer, "  %-8s %-5s %s (%s backend, %d MiB)\n", d.Name, d.Type, d.Description, d.Backend, d.MemoryTotal>>20)
