@@ -56,7 +56,8 @@ func runModelsPull(c *cli.Context) error {
 		return fmt.Errorf("models pull: unknown model %q (the catalogue has %s)", name, models.Names())
 	}
 	path, err := models.Pull(c.Context, k, models.PullOptions{Python: c.String("python"), FindLinks: c.String("find-links"),
-		From: c.String("from"), Force: c.Bool("force"), Progress: c.App.ErrWriter})
+		From: c.String("from"), Force: c.Bool("force"), Progress: c.App.ErrWriter,
+		Convert: func(in, out, fileType string) error { return llm.Quantize(in, out, fileType, 0) }})
 	if err != nil {
 		return err
 	}
@@ -89,7 +90,11 @@ func runModelsList(c *cli.Context) error {
 	}
 	fmt.Fprintln(w, "catalogue (agentrl models pull NAME):")
 	for _, k := range models.Catalogue {
-		fmt.Fprintf(w, "  %s\t%s\t%s\tpip package %s==%s\n", k.Name, k.Description, k.License, k.Package, k.Version)
+		source := fmt.Sprintf("pip package %s==%s", k.Package, k.Version)
+		if k.DerivedFrom != "" {
+			source = fmt.Sprintf("made from %s (as %s)", k.DerivedFrom, k.DerivedType)
+		}
+		fmt.Fprintf(w, "  %s\t%s\t%s\t%s\n", k.Name, k.Description, k.License, source)
 	}
 	return w.Flush()
 }

@@ -1,10 +1,15 @@
 package main
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
+
+	"github.com/agentrl/agentrl/llm/models"
 )
 
 // TestModelsCommands pulls a model from a file fetched by hand into a
@@ -55,5 +60,52 @@ func TestQuantizeCommand(t *testing.T) {
 	}
 	if _, err := runApp(t, newApp(), "quantize", "--model", out, "--out", out+".2", "--type", "q4_1"); err == nil || !strings.Contains(err.Error(), "requantising") {
 		t.Errorf("requantising: %v", err)
+	}
+}
+
+// TestPullDerivedModelConverts: `models pull` of a model made from another
+// converts the other with llama.cpp, here a Q8_0 tiny model to F32,
+// through a catalogue of the test's own (the real entry's source is
+// fetched with pip, which tests do not).
+func TestPullDerivedModelConverts(t *testing.T) {
+	t.Setenv("AGENTRL_HOME", t.TempDir())
+	dir := t.TempDir()
+	q8 := filepath.Join(dir, "tiny-q8_0.gguf")
+	if _, err := runApp(t, newApp(), "quantize", "--model", tinyModel(t), "--out", q8, "--type", "q8_0", "--threads", "1"); err != nil {
+		t.Fatal(err)
+	}
+	f32 := filepath.Join(dir, "tiny-f32.gguf")
+	if _, err := runApp(t, newApp(), "quantize", "--model", q8, "--out", f32, "--type", "f32", "--threads", "1"); err != nil {
+		t.Fatal(err)
+	}
+	pin := func(path string) (string, int64) {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(b)
+		return hex.EncodeToString(sum[:]), int64(len(b))
+	}
+	base := models.Known{Name: "tiny-q8", Package: "agentrl-tiny", Version: "0.1.0", Member: "tiny/tiny.gguf"}
+	base.SHA256, base.Size = pin(q8)
+	derived := models.Known{Name: "tiny-q8-f32", DerivedFrom: "tiny-q8", DerivedType: "f32"}
+	derived.SHA256, derived.Size = pin(f32)
+	saved := models.Catalogue
+	models.Catalogue = append(slices.Clone(models.Catalogue), base, derived)
+	t.Cleanup(func() { models.Catalogue = saved })
+
+	out, err := runApp(t, newApp(), "models", "pull", "tiny-q8-f32", "--from", q8)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := pin(strings.TrimSpace(out)); got != derived.SHA256 {
+		t.Fatalf("pulled %s, not the F32 conversion of the Q8_0 model", out)
+	}
+	list, err := runApp(t, newApp(), "models", "list")
+	if err != nil || !strings.Contains(list, "made from tiny-q8 (as f32)") || !strings.Contains(list, "f32 x") {
+		t.Errorf("models list does not show the derived model: %v\n%s", err, list)
+	}
+	if _, err := runApp(t, newApp(), "generate", "--model", "tiny-q8-f32", "--prompt", "hi", "--max-tokens", "2"); err != nil {
+		t.Errorf("generate with the derived model by name: %v", err)
 	}
 }

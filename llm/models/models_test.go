@@ -6,9 +6,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -320,5 +323,83 @@ func TestList(t *testing.T) {
 	e := entries[1]
 	if e.Architecture != "llama" || e.Parameters != 128 || e.SizeBytes != int64(len(model)) || e.TypesString() != "f32 x 1, q8_0 x 1" {
 		t.Errorf("entry %+v (types %s)", e, e.TypesString())
+	}
+}
+
+// TestPullDerivedModel: a model made from another is converted from it
+// (pulled first), checked against its pinned checksum and cached; a
+// conversion that makes other bytes, or none, leaves nothing behind.
+func TestPullDerivedModel(t *testing.T) {
+	cache := useCache(t)
+	model := testGGUF(t)
+	base := testKnown(model)
+	// The test's conversion: the base file's bytes reversed.
+	reversed := slices.Clone(model)
+	slices.Reverse(reversed)
+	sum := sha256.Sum256(reversed)
+	derived := Known{Name: "test-model-rev", DerivedFrom: base.Name, DerivedType: "rev",
+		SHA256: hex.EncodeToString(sum[:]), Size: int64(len(reversed))}
+	saved := Catalogue
+	Catalogue = append(slices.Clone(Catalogue), base, derived)
+	t.Cleanup(func() { Catalogue = saved })
+
+	calls := 0
+	convert := func(in, out, fileType string) error {
+		calls++
+		if fileType != "rev" {
+			return fmt.Errorf("type %q", fileType)
+		}
+		b, err := os.ReadFile(in)
+		if err != nil {
+			return err
+		}
+		b = slices.Clone(b)
+		slices.Reverse(b)
+		return os.WriteFile(out, b, 0o644)
+	}
+	from := writeFile(t, "by-hand.gguf", model)
+	var progress strings.Builder
+	path, err := Pull(context.Background(), derived, PullOptions{From: from, Convert: convert, Progress: &progress})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); !bytes.Equal(got, reversed) {
+		t.Fatal("the cached derived model is not the conversion of its base")
+	}
+	if got, err := Resolve(derived.Name); err != nil || got != path {
+		t.Errorf("Resolve(%s) = %q, %v; want %s", derived.Name, got, err, path)
+	}
+	if _, err := Resolve(base.Name); err != nil {
+		t.Errorf("the base model was not cached on the way: %v", err)
+	}
+	if !strings.Contains(progress.String(), "converting test-model to rev") {
+		t.Errorf("progress does not say what is converted:\n%s", progress.String())
+	}
+	// Cached and intact: not converted again.
+	if _, err := Pull(context.Background(), derived, PullOptions{Convert: convert}); err != nil || calls != 1 {
+		t.Errorf("second pull: %v, %d conversions; want the cached file and 1", err, calls)
+	}
+
+	bad := []struct {
+		name    string
+		convert func(in, out, fileType string) error
+		want    string
+	}{
+		{"no converter", nil, "no converter"},
+		{"other bytes", func(in, out, _ string) error { return os.WriteFile(out, model, 0o644) }, "another file than the pinned one"},
+		{"failed", func(string, string, string) error { return errors.New("disk full") }, "disk full"},
+	}
+	for _, tc := range bad {
+		os.Remove(path)
+		_, err := Pull(context.Background(), derived, PullOptions{Convert: tc.convert})
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: error %v, want one mentioning %q", tc.name, err, tc.want)
+		}
+		files, _ := os.ReadDir(cache)
+		for _, f := range files {
+			if f.Name() != base.Name+".gguf" {
+				t.Errorf("%s: the cache holds %s after a failed pull", tc.name, f.Name())
+			}
+		}
 	}
 }

