@@ -1,6 +1,7 @@
 package rl
 
 import (
+	"bytes"
 	"context"
 	"errors"
 	"math"
@@ -339,9 +340,20 @@ func TestLongUpdatesSayHowTheyGo(t *testing.T) {
 func TestMemoryBoundRecomputesAndSays(t *testing.T) {
 	model := byteModel(t)
 	newEnv := func() envs.Env { return &letters{} }
-	free := trainedMetrics(t, lettersConfig("grpo", 1), model, newEnv)[0]
+	freeDir := t.TempDir()
+	if err := Train(context.Background(), lettersConfig("grpo", 1), Options{ModelPath: model, Dir: freeDir, NewEnv: newEnv}); err != nil {
+		t.Fatal(err)
+	}
+	free := readMetrics(t, freeDir)[0]
 	if _, ok := free.Metrics["recomputed_micro_batches"]; ok {
 		t.Fatalf("an unbounded run counts recomputed micro-batches: %v", free.Metrics)
+	}
+	actor := func(dir string) []byte {
+		b, err := os.ReadFile(filepath.Join(dir, "adapters", ActorAdapter+".gguf"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
 	}
 	// The smallest bound in MiB that a checkpointed micro-batch fits.
 	for mib := 1; mib <= 64; mib++ {
@@ -365,6 +377,9 @@ func TestMemoryBoundRecomputesAndSays(t *testing.T) {
 		}
 		if m.Loss != free.Loss {
 			t.Errorf("loss %v with recomputed activations, %v without: want the same", m.Loss, free.Loss)
+		}
+		if !bytes.Equal(actor(dir), actor(freeDir)) {
+			t.Error("the actor trained with recomputed activations differs from the one trained without")
 		}
 		return
 	}
