@@ -99,7 +99,7 @@ func derive(ctx context.Context, k Known, path string, opts PullOptions, progres
 	}
 	basePath, err := Pull(ctx, base, opts)
 	if err != nil {
-		return "", err
+		return "", fmt.Errorf("%s is made from %s (--from names that model's file): %w", k.Name, base.Name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
