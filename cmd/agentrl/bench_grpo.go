@@ -29,6 +29,13 @@ import (
 // completion, a reward function).
 const grpoBenchEnv = "math"
 
+// grpoBenchModel is the benchmark's default model: SmolLM2's weights as
+// F32. transformers dequantises any GGUF to F32, so on this file both
+// sides compute with the same weights, where on the Q4_1 file agentrl
+// would compute with the quantised ones (docs/results/grpo-vs-trl.md
+// measures both).
+const grpoBenchModel = "smollm2-135m-f32"
+
 func benchGRPOCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "grpo",
@@ -41,10 +48,12 @@ func benchGRPOCommand() *cli.Command {
 			"rank, alpha and targets, one optimisation step) with the same group size, completion length,\n" +
 			"learning rate and threads. Prints seconds per iteration and tokens/s of generation and training\n" +
 			"for each side, and agentrl's speed relative to TRL's.\n" +
+			"The default model is SmolLM2's weights as F32 (agentrl models pull " + grpoBenchModel + "), what\n" +
+			"transformers computes with, so that both sides run the same weights.\n" +
 			"Without the peer's interpreter (scripts/install-peers.sh makes .venv-peers/) only agentrl's side\n" +
 			"runs.",
 		Flags: []cli.Flag{
-			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Value: models.DefaultModel, Usage: modelUsage},
+			&cli.StringFlag{Name: "model", Aliases: []string{"m"}, Value: grpoBenchModel, Usage: modelUsage},
 			&cli.IntFlag{Name: "tasks", Value: 8, Usage: "prompts (math problems) per iteration"},
 			&cli.IntFlag{Name: "group", Value: 4, Usage: "completions per prompt (G)"},
 			&cli.IntFlag{Name: "max-tokens", Value: 48, Usage: "most tokens per completion"},

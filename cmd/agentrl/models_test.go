@@ -38,6 +38,8 @@ func TestModelsCommands(t *testing.T) {
 		{[]string{"generate", "--model", tinyModel(t), "--kv-cache-mib", "1", "--prompt", "hi"}, "too small for one sequence"},
 		{[]string{"generate", "--model", tinyModel(t), "--kv-cache-mib", "-1", "--prompt", "hi"}, "must be >= 0"},
 		{[]string{"sft", "--model", "smollm2-135m", "--data", "x.jsonl", "--out", filepath.Join(t.TempDir(), "a.gguf")}, "agentrl models pull smollm2-135m"},
+		// The GRPO benchmark's default model: SmolLM2's weights as F32.
+		{[]string{"bench", "grpo"}, "agentrl models pull smollm2-135m-f32"},
 	} {
 		t.Setenv("OLLAMA_MODELS", t.TempDir())
 		if _, err := runApp(t, newApp(), tc.args...); err == nil || !strings.Contains(err.Error(), tc.want) {
