@@ -3,6 +3,7 @@ package nlac
 import (
 	"context"
 	"fmt"
+	"slices"
 	"strings"
 	"time"
 
@@ -54,6 +55,9 @@ type Candidate struct {
 // Counts are an iteration's tallies of the critic's outputs.
 type Counts struct {
 	Transitions, TooLong, Judgements, Optimal, Unparsed int
+	// Asked are the judgements the evaluator was asked for after a
+	// critique without one (Unparsed counts those it then did not give).
+	Asked                                               int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	NoOptimal, EmptyMerges                              int
 	// FailedRollouts are NLRL rollouts the environment failed.
@@ -64,6 +68,9 @@ type Counts struct {
 func (c *Counts) judge(critique string) Judgement {
 	j := ParseJudgement(critique)
 	c.Judgements++
+	if strings.Contains(critique, askedJudgement) {
+		c.Asked++
+	}
 	switch j {
 	case Optimal:
 		c.Optimal++
@@ -305,7 +312,53 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 		}
 		prompts[k] = tokens
 	}
-	return m.generateSome(ctx, "critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
+	critiques, err := m.generateSome(ctx, "critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
+	if err != nil || !m.cfg.AskJudgement {
+		return critiques, err
+	}
+	return critiques, m.askJudgements(ctx, prompts, critiques)
+}
+
+// askedJudgement labels the verdict askJudgements had the evaluator
+// write, in the critique (and so in the iteration's log).
+const askedJudgement = "[asked] Judgement:"
+
+// askTokens bound the evaluator's answer to "Judgement:".
+const askTokens = 4
+
+// askJudgements continues each critique that ends without a judgement
+// (ParseJudgement: Unparsed) with "Judgement:" in the evaluator's own
+// turn, has the evaluator write the verdict greedily, and appends it to
+// the critique after askedJudgement. A small evaluator often writes a
+// sound critique and runs out of tokens, or drifts into describing the
+// page, before its verdict: asked, it gives one, read by the same parser;
+// an answer that is still no verdict stays Unparsed.
+func (m *roleModel) askJudgements(ctx context.Context, prompts [][]int32, critiques [][]string) error {
+	var asked []int
+	var asks [][]int32
+	for k, c := range critiques {
+		if c == nil || ParseJudgement(c[0]) != Unparsed {
+			continue
+		}
+		cue, err := m.model.Tokenize(c[0]+"\nJudgement:", false, false)
+		if err != nil {
+			return err
+		}
+		ask := append(slices.Clip(prompts[k]), cue...)
+		if len(ask)+askTokens > m.context {
+			continue
+		}
+		asked = append(asked, k)
+		asks = append(asks, ask)
+	}
+	answers, err := m.generate(ctx, "asked judgements", m.critic, asks, 1, askTokens, 0, 0)
+	if err != nil {
+		return err
+	}
+	for j, k := range asked {
+		critiques[k][0] += "\n" + askedJudgement + " " + answers[j][0]
+	}
+	return nil
 }
 
 // fitting drops from open (and from texts, indexed alike) the

@@ -12,8 +12,8 @@ import (
 func writeLog(path string, it int, method string, recs []Record, c Counts) error {
 	return writeAtomic(path, false, func(w io.Writer) error {
 		fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
-		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
-			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
+		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d asked for, %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
+			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Asked, c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}

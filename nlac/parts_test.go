@@ -257,7 +257,8 @@ func TestUserPrompts(t *testing.T) {
 // prompt in call order: the rules that follow the model's answers
 // (judgements, refinement checks, fallbacks) tested exactly.
 type scripted struct {
-	calls [][]string // the texts of each Generate call, in turn
+	calls   [][]string  // the texts of each Generate call, in turn
+	prompts [][][]int32 // the prompts of each call made
 }
 
 func (s *scripted) Load(context.Context, rl.Snapshot) error { return nil }
@@ -272,6 +273,7 @@ func (s *scripted) Generate(_ context.Context, _ rl.Snapshot, prompts [][]int32,
 	}
 	texts := s.calls[0]
 	s.calls = s.calls[1:]
+	s.prompts = append(s.prompts, prompts)
 	if len(texts) != len(prompts) {
 		return nil, fmt.Errorf("%d prompts, %d scripted answers", len(prompts), len(texts))
 	}
@@ -304,6 +306,7 @@ func TestRefinementRules(t *testing.T) {
 		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
 		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
 	}, NumSteps: 2}}
+	var c *scripted
 	run := func(cfg rl.NLACConfig, critiques, refinements []string, later ...[]string) ([]Record, Counts) {
 		t.Helper()
 		recs := make([]Record, len(critiques))
@@ -311,7 +314,7 @@ func TestRefinementRules(t *testing.T) {
 			tr := Transition{Episode: ep, Step: i % 2}
 			recs[i] = Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)}
 		}
-		c := &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...)}
+		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...)}
 		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
 			instruction: "Write vowels.", context: 512, actionTokens: 8}
 		var counts Counts
@@ -324,6 +327,7 @@ func TestRefinementRules(t *testing.T) {
 		return recs, counts
 	}
 	cfg := rl.DefaultConfig().NLAC
+	cfg.AskJudgement = false // the rules for what stays unparsed first; asking below
 	critiques := []string{"Fine.\nJudgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "No verdict here."}
 	// Refinements of records 1, 2, 3: valid, empty (no action at all),
 	// rejected by the environment (no letters).
@@ -366,6 +370,34 @@ func TestRefinementRules(t *testing.T) {
 	recs, _ = run(cfg, critiques, refinements[:2])
 	if recs[3].Distill != "Action: aei" || recs[3].Rounds[0].RefinedText != "" {
 		t.Errorf("unparsed kept as optimal: distilled %q, refined %q", recs[3].Distill, recs[3].Rounds[0].RefinedText)
+	}
+
+	// Asked for a judgement: the two critiques without one are continued
+	// with "Judgement:" (one more call, of two prompts); the first answer
+	// is a verdict, the second is not and follows the rule (refined).
+	cfg.UnparsedJudgement, cfg.AskJudgement = "suboptimal", true
+	critiques = []string{"Fine.\nJudgement: optimal", "No verdict here.", "Nothing to say.", "Judgement: suboptimal"}
+	recs, counts = run(cfg, critiques, []string{"optimal", "the page"}, []string{"Action: aeiou", "Action: 123"})
+	want = []string{"Action: xyz", "Action: aei", "Action: aeiou", "Action: aei"}
+	for i, r := range recs {
+		if r.Distill != want[i] {
+			t.Errorf("asked, record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
+		}
+	}
+	if counts.Judgements != 4 || counts.Optimal != 2 || counts.Asked != 2 || counts.Unparsed != 1 || counts.Refinements != 2 {
+		t.Errorf("asked: counts %+v", counts)
+	}
+	if got := recs[1].Rounds[0].Critique; got != "No verdict here.\n[asked] Judgement: optimal" {
+		t.Errorf("asked critique %q: want the asked verdict appended, labelled", got)
+	}
+	// The question continues the evaluator's prompt with its critique.
+	ask := c.prompts[2][0]
+	critique := c.prompts[1][1]
+	if len(ask) <= len(critique) || !slices.Equal(ask[:len(critique)], critique) {
+		t.Fatalf("the question (%d tokens) does not begin with the evaluator's prompt (%d tokens)", len(ask), len(critique))
+	}
+	if cue, err := m.Detokenize(ask[len(critique):], false); err != nil || cue != "No verdict here.\nJudgement:" {
+		t.Errorf("asked with %q (%v) after the evaluator's prompt", cue, err)
 	}
 }
 

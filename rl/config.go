@@ -300,6 +300,10 @@ type NLACConfig struct {
 	// "suboptimal" (refine it), "optimal" (keep the action) or "skip"
 	// (no distillation target).
 	UnparsedJudgement string `yaml:"unparsed_judgement"`
+	// AskJudgement continues a critique that ends without a judgement
+	// with "Judgement:" and has the evaluator write the verdict (greedy,
+	// a few tokens); UnparsedJudgement rules what is still unparsed.
+	AskJudgement bool `yaml:"ask_judgement"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
 	InvalidRefinement string `yaml:"invalid_refinement"`
@@ -371,7 +375,7 @@ func DefaultConfig() Config {
 		NLAC: NLACConfig{
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
 			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, Temperature: 0.7,
-			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", InvalidRefinement: "original",
+			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", AskJudgement: true, InvalidRefinement: "original",
 			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
 		},
 	}
