@@ -21,7 +21,8 @@ func PeakRSSMiB() float64 {
 }
 
 // DefaultMemoryMiB is the default bound on one micro-batch's activations
-// (lora.memory_mib): a third of the machine's memory, so that the rest
+// (lora.memory_mib): a third of the machine's memory (or of a container's
+// memory limit, where lower), so that the rest
 // holds the model in the engine and the trainer, the KV cache and the
 // system, between 2 and 32 GiB (4 GiB where the memory is unknown). A
 // micro-batch over it is recomputed (gradient checkpointing: the same

@@ -358,6 +358,15 @@ func TestPullDerivedModel(t *testing.T) {
 		return os.WriteFile(out, b, 0o644)
 	}
 	from := writeFile(t, "by-hand.gguf", model)
+	// What a conversion killed outright leaves: its folder, with the
+	// converter's own temporary file in it.
+	stale := filepath.Join(cache, "."+derived.Name+".gguf.part-123")
+	if err := os.MkdirAll(stale, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(stale, ".x.tmp-1"), reversed, 0o644); err != nil {
+		t.Fatal(err)
+	}
 	var progress strings.Builder
 	path, err := Pull(context.Background(), derived, PullOptions{From: from, Convert: convert, Progress: &progress})
 	if err != nil {
@@ -371,6 +380,9 @@ func TestPullDerivedModel(t *testing.T) {
 	}
 	if _, err := Resolve(base.Name); err != nil {
 		t.Errorf("the base model was not cached on the way: %v", err)
+	}
+	if _, err := os.Stat(stale); !os.IsNotExist(err) {
+		t.Errorf("the folder a killed conversion left is still there (%v)", err)
 	}
 	if !strings.Contains(progress.String(), "converting test-model to rev") {
 		t.Errorf("progress does not say what is converted:\n%s", progress.String())

@@ -99,26 +99,32 @@ func derive(ctx context.Context, k Known, path string, opts PullOptions, progres
 	}
 	basePath, err := Pull(ctx, base, opts)
 	if err != nil {
-		return "", fmt.Errorf("%s is made from %s (--from names that model's file): %w", k.Name, base.Name, err)
+		if opts.From != "" {
+			return "", fmt.Errorf("%s is made from %s (--from names that model's file): %w", k.Name, base.Name, err)
+		}
+		return "", fmt.Errorf("%s is made from %s: %w", k.Name, base.Name, err)
 	}
 	if err := ctx.Err(); err != nil {
 		return "", err
 	}
 	fmt.Fprintf(progress, "%s: converting %s to %s\n", k.Name, base.Name, k.DerivedType)
 	removeStaleParts(path)
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".part-*")
+	// A folder of its own, so that whatever the converter writes beside
+	// its output goes when the folder goes, or with the next pull's
+	// removeStaleParts if this process is killed.
+	dir, err := os.MkdirTemp(filepath.Dir(path), "."+filepath.Base(path)+".part-*")
 	if err != nil {
 		return "", fmt.Errorf("pull %s: %w", k.Name, err)
 	}
-	tmp.Close()
-	defer os.Remove(tmp.Name())
-	if err := opts.Convert(basePath, tmp.Name(), k.DerivedType); err != nil {
+	defer os.RemoveAll(dir)
+	tmp := filepath.Join(dir, filepath.Base(path))
+	if err := opts.Convert(basePath, tmp, k.DerivedType); err != nil {
 		return "", fmt.Errorf("pull %s: convert %s to %s: %w", k.Name, base.Name, k.DerivedType, err)
 	}
-	if err := verify(tmp.Name(), k); err != nil {
+	if err := verify(tmp, k); err != nil {
 		return "", fmt.Errorf("pull %s: the conversion of %s made another file than the pinned one: %w", k.Name, base.Name, err)
 	}
-	if err := os.Rename(tmp.Name(), path); err != nil {
+	if err := os.Rename(tmp, path); err != nil {
 		return "", fmt.Errorf("pull %s: %w", k.Name, err)
 	}
 	fmt.Fprintf(progress, "%s: %s (SHA-256 verified)\n", k.Name, path)
@@ -223,12 +229,12 @@ func install(ctx context.Context, source, path string, k Known, progress io.Writ
 	return os.Rename(tmp.Name(), path)
 }
 
-// removeStaleParts removes the temporary files a pull of the model at
-// path left when it was killed outright.
+// removeStaleParts removes the temporary files and folders a pull of the
+// model at path left when it was killed outright.
 func removeStaleParts(path string) {
 	stale, _ := filepath.Glob(filepath.Join(filepath.Dir(path), "."+filepath.Base(path)+".part-*"))
 	for _, s := range stale {
-		os.Remove(s)
+		os.RemoveAll(s)
 	}
 }
 
