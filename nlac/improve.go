@@ -38,6 +38,9 @@ type Round struct {
 	Futures   []string
 	Critique  string
 	Judgement Judgement
+	// Asked marks a judgement the evaluator gave only when asked for it
+	// (askJudgements).
+	Asked bool
 	// Refined is the refinement's text and action ("" when the action was
 	// kept); Valid says whether the environment accepted the action.
 	RefinedText, Refined string
@@ -50,14 +53,16 @@ type Candidate struct {
 	Futures   []string
 	Critique  string
 	Judgement Judgement
+	Asked     bool
 }
 
 // Counts are an iteration's tallies of the critic's outputs.
 type Counts struct {
 	Transitions, TooLong, Judgements, Optimal, Unparsed int
-	// Asked are the judgements the evaluator was asked for after a
-	// critique without one (Unparsed counts those it then did not give).
-	Asked                                               int
+	// Asked are the judgements the evaluator gave when asked for one
+	// after a critique without it, AskedOptimal those of them optimal
+	// (Unparsed counts what it then did not give either).
+	Asked, AskedOptimal                                 int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	NoOptimal, EmptyMerges                              int
 	// FailedRollouts are NLRL rollouts the environment failed.
@@ -65,11 +70,14 @@ type Counts struct {
 }
 
 // judge parses a critique's judgement and counts it.
-func (c *Counts) judge(critique string) Judgement {
-	j := ParseJudgement(critique)
+func (c *Counts) judge(cr critique) Judgement {
+	j := ParseJudgement(cr.text)
 	c.Judgements++
-	if strings.Contains(critique, askedJudgement) {
+	if cr.asked {
 		c.Asked++
+		if j == Optimal {
+			c.AskedOptimal++
+		}
 	}
 	switch j {
 	case Optimal:
@@ -135,13 +143,13 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		}
 		var refine []int
 		for k, i := range open {
-			if critiques[k] == nil {
+			if !critiques[k].fits {
 				recs[i].TooLong, recs[i].Why = true, "prompt too long for the context"
 				counts.TooLong++
 				continue
 			}
-			j := counts.judge(critiques[k][0])
-			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k][0], Judgement: j})
+			j := counts.judge(critiques[k])
+			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, Asked: critiques[k].asked})
 			switch verdict := j; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
 				recs[i].Why = "critique without a judgement: skipped"
@@ -294,10 +302,23 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 	return keptOpen, kept, nil
 }
 
+// critique is the evaluator's text on one action. fits is false where
+// its prompt does not fit the context (no text); asked marks a text whose
+// judgement the evaluator gave only when asked for it, appended as a
+// last "Judgement: ..." line (askJudgements).
+type critique struct {
+	text        string
+	fits, asked bool
+}
+
 // critiques has the evaluator critique each open transition's current
-// action from its futures: one text each, none where the prompt does not
-// fit the context.
-func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, current []string, futures [][]string, seed uint64) ([][]string, error) {
+// action from its futures: one text each.
+func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, current []string, futures [][]string, seed uint64) ([]critique, error) {
+	// Room for the critique, and for the question after it.
+	reserve := m.cfg.CritiqueTokens
+	if m.cfg.AskJudgement {
+		reserve += askCueTokens + askTokens
+	}
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
 		fs := futures[k]
@@ -306,41 +327,50 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 			for f, text := range fs {
 				d.Futures[f] = shorten(text, 500)
 			}
-		}, m.cfg.CritiqueTokens)
+		}, reserve)
 		if err != nil {
 			return nil, err
 		}
 		prompts[k] = tokens
 	}
-	critiques, err := m.generateSome(ctx, "critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
-	if err != nil || !m.cfg.AskJudgement {
-		return critiques, err
+	texts, err := m.generateSome(ctx, "critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
+	if err != nil {
+		return nil, err
 	}
-	return critiques, m.askJudgements(ctx, prompts, critiques)
+	out := make([]critique, len(texts))
+	for k, t := range texts {
+		if t != nil {
+			out[k] = critique{text: t[0], fits: true}
+		}
+	}
+	if !m.cfg.AskJudgement {
+		return out, nil
+	}
+	return out, m.askJudgements(ctx, prompts, out)
 }
 
-// askedJudgement labels the verdict askJudgements had the evaluator
-// write, in the critique (and so in the iteration's log).
-const askedJudgement = "[asked] Judgement:"
-
-// askTokens bound the evaluator's answer to "Judgement:".
-const askTokens = 4
+// askTokens bound the evaluator's answer to "Judgement:", and askCueTokens
+// the tokens of the question itself beyond the critique's (the critique
+// retokenised may take a few more than it was generated in).
+const askTokens, askCueTokens = 4, 8
 
 // askJudgements continues each critique that ends without a judgement
 // (ParseJudgement: Unparsed) with "Judgement:" in the evaluator's own
-// turn, has the evaluator write the verdict greedily, and appends it to
-// the critique after askedJudgement. A small evaluator often writes a
-// sound critique and runs out of tokens, or drifts into describing the
-// page, before its verdict: asked, it gives one, read by the same parser;
-// an answer that is still no verdict stays Unparsed.
-func (m *roleModel) askJudgements(ctx context.Context, prompts [][]int32, critiques [][]string) error {
+// turn, has the evaluator answer greedily, and where the answer is a
+// verdict and nothing more, appends it to the critique as its last
+// "Judgement: ..." line and marks the critique asked. A small evaluator
+// often writes a sound critique and runs out of tokens, or drifts into
+// describing the page, before its verdict. An answer that is no verdict,
+// or more than one (a copy of the instructions' 'optimal" or
+// "suboptimal'), leaves the critique Unparsed.
+func (m *roleModel) askJudgements(ctx context.Context, prompts [][]int32, critiques []critique) error {
 	var asked []int
 	var asks [][]int32
 	for k, c := range critiques {
-		if c == nil || ParseJudgement(c[0]) != Unparsed {
+		if !c.fits || ParseJudgement(c.text) != Unparsed {
 			continue
 		}
-		cue, err := m.model.Tokenize(c[0]+"\nJudgement:", false, false)
+		cue, err := m.model.Tokenize(c.text+"\nJudgement:", false, false)
 		if err != nil {
 			return err
 		}
@@ -356,9 +386,28 @@ func (m *roleModel) askJudgements(ctx context.Context, prompts [][]int32, critiq
 		return err
 	}
 	for j, k := range asked {
-		critiques[k][0] += "\n" + askedJudgement + " " + answers[j][0]
+		if verdict := verdictAnswer(answers[j][0]); verdict != Unparsed {
+			critiques[k].text += "\nJudgement: " + verdict.String()
+			critiques[k].asked = true
+		}
 	}
 	return nil
+}
+
+// verdictAnswer reads an answer to "Judgement:" that is one verdict and
+// nothing more but punctuation and emphasis ("optimal", " **Suboptimal.**",
+// "not optimal"); anything else is Unparsed.
+func verdictAnswer(answer string) Judgement {
+	words := strings.FieldsFunc(strings.ToLower(answer), func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r == '-')
+	})
+	switch strings.Join(words, " ") {
+	case "optimal":
+		return Optimal
+	case "suboptimal", "sub-optimal", "not optimal":
+		return Suboptimal
+	}
+	return Unparsed
 }
 
 // fitting drops from open (and from texts, indexed alike) the
@@ -472,7 +521,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 	}
 	judged := map[int]int{} // candidate -> its row in critiques
 	for k, f := range open2 {
-		if critiques[k] != nil {
+		if critiques[k].fits {
 			judged[f] = k
 		}
 	}
@@ -481,8 +530,8 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		if !ok {
 			continue
 		}
-		j := counts.judge(critiques[k][0])
-		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: critiques[k][0], Judgement: j})
+		j := counts.judge(critiques[k])
+		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: critiques[k].text, Judgement: j, Asked: critiques[k].asked})
 		if j == Optimal && recs[i].Distill == "" && envs.ParseAction(flatActions[f]) != "" {
 			recs[i].Distill, recs[i].Why = flatActions[f], fmt.Sprintf("candidate %d of %d judged optimal", len(recs[i].Candidates), m.cfg.Candidates)
 		}

@@ -12,8 +12,8 @@ import (
 func writeLog(path string, it int, method string, recs []Record, c Counts) error {
 	return writeAtomic(path, false, func(w io.Writer) error {
 		fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
-		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d asked for, %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
-			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Asked, c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
+		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d given when asked (%d optimal), %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
+			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Asked, c.AskedOptimal, c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}
@@ -47,7 +47,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		for f, fu := range rd.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
 		}
-		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", rd.Judgement, block(rd.Critique))
+		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", judgementNote(rd.Judgement, rd.Asked), block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
 			valid := "invalid"
 			if rd.Valid {
@@ -57,7 +57,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		}
 	}
 	for k, c := range r.Candidates {
-		fmt.Fprintf(w, "Candidate %d: %s, %s\n", k+1, quote(c.Action), c.Judgement)
+		fmt.Fprintf(w, "Candidate %d: %s, %s\n", k+1, quote(c.Action), judgementNote(c.Judgement, c.Asked))
 		for f, fu := range c.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n", f+1, block(fu))
 		}
@@ -80,3 +80,12 @@ func block(s string) string {
 
 // quote shows a short text inline.
 func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+
+// judgementNote names a judgement, and says when the evaluator gave it
+// only when asked for it.
+func judgementNote(j Judgement, asked bool) string {
+	if asked {
+		return j.String() + ", given when asked"
+	}
+	return j.String()
+}

@@ -155,7 +155,7 @@ func run(ctx context.Context, r *rl.Run) error {
 		counts.addTo(m)
 		r.State.EnvSteps += l.roles.envSteps
 		l.roles.envSteps = 0
-		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f, judgements asked for %d, unparsed %d, refinements %d (%d invalid), %d actions changed, %d distilled",
+		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f, given when asked %d, unparsed %d, refinements %d (%d invalid), %d actions changed, %d distilled",
 			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.Asked, counts.Unparsed,
 			counts.Refinements, counts.InvalidRefinements, counts.Changed, counts.Distilled)
 		if err := l.save(it); err != nil {
@@ -392,6 +392,7 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
 	m.Metrics["asked_judgements"] = float64(c.Asked)
+	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)
 	m.Metrics["refinements"] = float64(c.Refinements)
 	m.Metrics["invalid_refinements"] = float64(c.InvalidRefinements)
 	m.Metrics["changed_actions"] = float64(c.Changed)

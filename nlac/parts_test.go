@@ -141,6 +141,29 @@ func TestParseJudgement(t *testing.T) {
 	}
 }
 
+// TestVerdictAnswer: an answer to "Judgement:" counts only when it is one
+// verdict and nothing more.
+func TestVerdictAnswer(t *testing.T) {
+	cases := map[string]Judgement{
+		"optimal":             Optimal,
+		" **Optimal.**":       Optimal,
+		"suboptimal":          Suboptimal,
+		"Sub-optimal.":        Suboptimal,
+		"not optimal":         Suboptimal,
+		`optimal" or "`:       Unparsed, // the instructions copied
+		"optimal/suboptimal":  Unparsed,
+		"optimal because it":  Unparsed,
+		"the page shows":      Unparsed,
+		"":                    Unparsed,
+		"optimal\nJudgement:": Unparsed,
+	}
+	for answer, want := range cases {
+		if got := verdictAnswer(answer); got != want {
+			t.Errorf("%q: %v, want %v", answer, got, want)
+		}
+	}
+}
+
 // TestBufferPersistsAndSamples fills a buffer past its capacity, saves
 // and reloads it, and checks the draws: distinct, the oldest episodes
 // gone, uniform or favouring recent iterations as asked.
@@ -374,21 +397,25 @@ func TestRefinementRules(t *testing.T) {
 
 	// Asked for a judgement: the two critiques without one are continued
 	// with "Judgement:" (one more call, of two prompts); the first answer
-	// is a verdict, the second is not and follows the rule (refined).
+	// is a verdict, the second a copy of the instructions' two (no
+	// verdict), which follows the rule (refined).
 	cfg.UnparsedJudgement, cfg.AskJudgement = "suboptimal", true
 	critiques = []string{"Fine.\nJudgement: optimal", "No verdict here.", "Nothing to say.", "Judgement: suboptimal"}
-	recs, counts = run(cfg, critiques, []string{"optimal", "the page"}, []string{"Action: aeiou", "Action: 123"})
+	recs, counts = run(cfg, critiques, []string{"**Optimal.**", `optimal" or "`}, []string{"Action: aeiou", "Action: 123"})
 	want = []string{"Action: xyz", "Action: aei", "Action: aeiou", "Action: aei"}
 	for i, r := range recs {
 		if r.Distill != want[i] {
 			t.Errorf("asked, record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
 		}
 	}
-	if counts.Judgements != 4 || counts.Optimal != 2 || counts.Asked != 2 || counts.Unparsed != 1 || counts.Refinements != 2 {
+	if counts.Judgements != 4 || counts.Optimal != 2 || counts.Asked != 1 || counts.AskedOptimal != 1 || counts.Unparsed != 1 || counts.Refinements != 2 {
 		t.Errorf("asked: counts %+v", counts)
 	}
-	if got := recs[1].Rounds[0].Critique; got != "No verdict here.\n[asked] Judgement: optimal" {
-		t.Errorf("asked critique %q: want the asked verdict appended, labelled", got)
+	if r := recs[1].Rounds[0]; r.Critique != "No verdict here.\nJudgement: optimal" || !r.Asked {
+		t.Errorf("asked critique %q (asked %v): want the verdict appended, marked asked", r.Critique, r.Asked)
+	}
+	if r := recs[2].Rounds[0]; r.Critique != "Nothing to say." || r.Asked || r.Judgement != Unparsed {
+		t.Errorf("an answer that is no single verdict: critique %q, asked %v, %s", r.Critique, r.Asked, r.Judgement)
 	}
 	// The question continues the evaluator's prompt with its critique.
 	ask := c.prompts[2][0]
