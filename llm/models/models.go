@@ -54,7 +54,10 @@ var Catalogue = []Known{{
 }, {
 	// ggml has no tiled matrix kernel for Q4_1: on a CPU the same weights
 	// as F32 sample batches and train LoRA about twice as fast
-	// (docs/models.md), for 540 MB instead of 98.
+	// (docs/models.md), for 540 MB instead of 98. The checksum is that of
+	// the pinned llama.cpp's conversion (exact arithmetic, the same on
+	// every CPU); a new llama.cpp that writes other metadata needs it
+	// pinned again.
 	Name:        "smollm2-135m-f32",
 	Description: "SmolLM2-135M-Instruct, the Q4_1 file's weights as F32 (faster batches on a CPU)",
 	License:     "Apache-2.0",
