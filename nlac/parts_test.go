@@ -119,47 +119,47 @@ func TestTranscript(t *testing.T) {
 	}
 }
 
-func TestParseJudgement(t *testing.T) {
-	cases := map[string]Judgement{
-		"The action is fine.\nJudgement: optimal":                      Optimal,
-		"judgment: Suboptimal":                                         Suboptimal,
-		"**Judgement:** sub-optimal":                                   Suboptimal,
-		"Judgement - not optimal.":                                     Suboptimal,
-		"Judgement: suboptimal at first... Revised judgement: optimal": Optimal,
-		"The action looks optimal to me.":                              Unparsed,
-		"":                                                             Unparsed,
-		"Judgement: unclear":                                           Unparsed,
-		"Outcome: Optimal":                                             Optimal,
-		"Next: the cart.\nVerdict: suboptimal":                         Suboptimal,
-		"Outcome: success (score 1.00).":                               Unparsed,
-		"Outcome: suboptimal\nJudgement: optimal":                      Optimal,
-	}
-	for text, want := range cases {
-		if got := ParseJudgement(text); got != want {
-			t.Errorf("%q: %v, want %v", text, got, want)
-		}
-	}
-}
-
-// TestVerdictAnswer: an answer to "Judgement:" counts only when it is one
-// verdict and nothing more.
-func TestVerdictAnswer(t *testing.T) {
-	cases := map[string]Judgement{
-		"optimal":             Optimal,
-		" **Optimal.**":       Optimal,
-		"suboptimal":          Suboptimal,
-		"Sub-optimal.":        Suboptimal,
-		"not optimal":         Suboptimal,
-		`optimal" or "`:       Unparsed, // the instructions copied
-		"optimal/suboptimal":  Unparsed,
-		"optimal because it":  Unparsed,
-		"the page shows":      Unparsed,
-		"":                    Unparsed,
-		"optimal\nJudgement:": Unparsed,
-	}
-	for answer, want := range cases {
-		if got := verdictAnswer(answer); got != want {
-			t.Errorf("%q: %v, want %v", answer, got, want)
+// TestReadingJudgements: ParseJudgement reads the verdict a critique ends
+// with; verdictAnswer reads an answer to "Judgement:", which counts only
+// when it is one verdict and nothing more.
+func TestReadingJudgements(t *testing.T) {
+	for _, reader := range []struct {
+		name  string
+		read  func(string) Judgement
+		cases map[string]Judgement
+	}{
+		{"ParseJudgement", ParseJudgement, map[string]Judgement{
+			"The action is fine.\nJudgement: optimal":                      Optimal,
+			"judgment: Suboptimal":                                         Suboptimal,
+			"**Judgement:** sub-optimal":                                   Suboptimal,
+			"Judgement - not optimal.":                                     Suboptimal,
+			"Judgement: suboptimal at first... Revised judgement: optimal": Optimal,
+			"The action looks optimal to me.":                              Unparsed,
+			"":                                                             Unparsed,
+			"Judgement: unclear":                                           Unparsed,
+			"Outcome: Optimal":                                             Optimal,
+			"Next: the cart.\nVerdict: suboptimal":                         Suboptimal,
+			"Outcome: success (score 1.00).":                               Unparsed,
+			"Outcome: suboptimal\nJudgement: optimal":                      Optimal,
+		}},
+		{"verdictAnswer", verdictAnswer, map[string]Judgement{
+			"optimal":             Optimal,
+			" **Optimal.**":       Optimal,
+			"suboptimal":          Suboptimal,
+			"Sub-optimal.":        Suboptimal,
+			"not optimal":         Suboptimal,
+			`optimal" or "`:       Unparsed, // the instructions copied
+			"optimal/suboptimal":  Unparsed,
+			"optimal because it":  Unparsed,
+			"the page shows":      Unparsed,
+			"":                    Unparsed,
+			"optimal\nJudgement:": Unparsed,
+		}},
+	} {
+		for text, want := range reader.cases {
+			if got := reader.read(text); got != want {
+				t.Errorf("%s(%q): %v, want %v", reader.name, text, got, want)
+			}
 		}
 	}
 }
