@@ -22,12 +22,13 @@ func versionCommand() *cli.Command {
 		Flags: []cli.Flag{&cli.BoolFlag{Name: "json", Usage: "print JSON"}},
 		Action: func(c *cli.Context) error {
 			loadGPUBackends()
+			unused := cgo.UnusedCPUFeatures()
 			v := map[string]any{
 				"version":             version,
 				"llama_cpp_commit":    llamaCppCommit,
 				"llama_cpp_module":    moduleVersion("github.com/ollama/ollama"),
 				"system_info":         cgo.SystemInfo(),
-				"unused_cpu_features": cgo.UnusedCPUFeatures(),
+				"unused_cpu_features": unused,
 				"gpu_offload":         cgo.SupportsGPUOffload(),
 				"devices":             cgo.Devices(),
 			}
@@ -39,7 +40,7 @@ func versionCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "agentrl %s\n", version)
 			fmt.Fprintf(c.App.Writer, "llama.cpp %s (github.com/ollama/ollama %s)\n", llamaCppCommit, v["llama_cpp_module"])
 			fmt.Fprintf(c.App.Writer, "system info: %s\n", v["system_info"])
-			if unused := cgo.UnusedCPUFeatures(); len(unused) > 0 {
+			if len(unused) > 0 {
 				fmt.Fprintf(c.App.Writer, "unused CPU features: %s (build with make for them)\n", strings.Join(unused, ", "))
 			}
 			fmt.Fprintf(c.App.Writer, "devices:\n")
