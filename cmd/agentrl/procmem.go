@@ -9,10 +9,6 @@ import (
 // rssMiB is the process's resident memory now (0 where /proc is absent).
 func rssMiB() float64 { return procMiB("/proc/self/status", "VmRSS") }
 
-// availableMiB is the memory the system can give without swapping now
-// (0 where /proc is absent).
-func availableMiB() float64 { return procMiB("/proc/meminfo", "MemAvailable") }
-
 // procMiB reads a "Field:   N kB" line of a /proc file, in MiB.
 func procMiB(path, field string) float64 {
 	data, err := os.ReadFile(path)

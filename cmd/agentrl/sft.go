@@ -15,6 +15,7 @@ import (
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/models"
 	"github.com/agentrl/agentrl/llm/train"
+	"github.com/agentrl/agentrl/rl"
 )
 
 func sftCommand() *cli.Command {
@@ -35,11 +36,6 @@ func sftCommand() *cli.Command {
 		Action: runSFT,
 	}
 }
-
-// defaultMemoryShare is the share of the available memory a CPU
-// training's micro-batch may take when --memory-budget is not given: the
-// rest is the model, the optimiser state and other processes.
-const defaultMemoryShare = 0.5
 
 // trainFlags are the flags sft and pretrain share.
 func trainFlags(lr float64, epochs int) []cli.Flag {
@@ -62,7 +58,7 @@ func trainFlags(lr float64, epochs int) []cli.Flag {
 		&cli.Float64Flag{Name: "weight-decay", Usage: "AdamW weight decay"},
 		&cli.Float64Flag{Name: "clip", Value: 1, Usage: "clip the gradient norm to this value (0: off)"},
 		&cli.IntFlag{Name: "ctx", Usage: "longest sequence in tokens (0: the model's context)"},
-		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none; default on the CPU under Linux: half the memory available at the start); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or refused before the first step"},
+		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none; default on the CPU: a third of the machine's memory, or of a container's limit where lower, 2-32 GiB); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or refused before the first step"},
 		&cli.StringFlag{Name: "grad-checkpointing", Value: "auto", Usage: "recompute each layer's activations in the backward pass to save memory: auto (when --memory-budget needs it), on or off"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the LoRA initialisation, dropout and shuffling"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},
@@ -125,8 +121,9 @@ func parseTrainFlags(c *cli.Context, full bool) (trainSetup, error) {
 	if !c.IsSet("memory-budget") && !s.cfg.GPU {
 		// A micro-batch that cannot be allocated would stop the run where
 		// it comes; bounded, it is computed with gradient checkpointing,
-		// or refused before the first step.
-		s.cfg.MemoryBudget = int64(availableMiB()*defaultMemoryShare) << 20
+		// or refused before the first step. The RL runs' default
+		// (lora.memory_mib), so that a demonstration trains alike in both.
+		s.cfg.MemoryBudget = int64(rl.DefaultMemoryMiB()) << 20
 	}
 	dir := c.String("checkpoint-dir")
 	if c.IsSet("resume") {
