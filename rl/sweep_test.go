@@ -340,3 +340,4 @@ func TestSweepLock(t *testing.T) {
 	}
 	unlock()
 }
+
