@@ -340,4 +340,3 @@ func TestSweepLock(t *testing.T) {
 	}
 	unlock()
 }
-
