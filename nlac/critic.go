@@ -128,17 +128,25 @@ func (m *roleModel) generate(ctx context.Context, what string, snap rl.Snapshot,
 	if len(prompts) == 0 {
 		return nil, nil
 	}
-	if m.progress != nil {
-		defer func(start time.Time) {
-			m.progress("  %s: %d x %d in %.1fs", what, len(prompts), n, time.Since(start).Seconds())
-		}(time.Now())
-	}
+	start := time.Now()
 	s := llm.DefaultSampling()
 	s.MaxTokens, s.Temperature, s.Seed = maxTokens, float32(temperature), int64(seed>>1)
 	snap.Sampling = s
 	res, err := m.collector.Generate(ctx, snap, prompts, n)
 	if err != nil {
 		return nil, err
+	}
+	if m.progress != nil {
+		// The prompts' tokens (a prefix the engine had cached among them)
+		// and the sampled ones: what the call's time went on.
+		promptTokens, generated := 0, 0
+		for i, r := range res {
+			promptTokens += len(prompts[i])
+			for _, c := range r {
+				generated += len(c.Tokens)
+			}
+		}
+		m.progress("  %s: %d x %d in %.1fs (%d prompt tokens, %d generated)", what, len(prompts), n, time.Since(start).Seconds(), promptTokens, generated)
 	}
 	out := make([][]string, len(res))
 	for i, r := range res {
