@@ -67,6 +67,30 @@ type Counts struct {
 	NoOptimal, EmptyMerges                              int
 	// FailedRollouts are NLRL rollouts the environment failed.
 	FailedRollouts int
+	// The first-round judgements of the actions the episodes took, by the
+	// episode's outcome, and how many of each were optimal: a critic whose
+	// verdicts carry information about the outcome judges more of the
+	// actions of successful episodes optimal than of failed ones.
+	InSuccess, OptimalInSuccess, InFailure, OptimalInFailure int
+}
+
+// byOutcome counts the first-round judgement of an action an episode took
+// under the episode's outcome.
+func (c *Counts) byOutcome(j Judgement, success bool) {
+	if j == Unparsed {
+		return
+	}
+	optimal := 0
+	if j == Optimal {
+		optimal = 1
+	}
+	if success {
+		c.InSuccess++
+		c.OptimalInSuccess += optimal
+	} else {
+		c.InFailure++
+		c.OptimalInFailure += optimal
+	}
 }
 
 // judge parses a critique's judgement and counts it.
@@ -149,6 +173,9 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				continue
 			}
 			j := counts.judge(critiques[k])
+			if round == 0 {
+				counts.byOutcome(j, recs[i].T.Episode.Trajectory.Success)
+			}
 			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, Asked: critiques[k].asked})
 			switch verdict := j; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":

@@ -12,8 +12,8 @@ import (
 func writeLog(path string, it int, method string, recs []Record, c Counts) error {
 	return writeAtomic(path, false, func(w io.Writer) error {
 		fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
-		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal, %d given when asked (%d optimal), %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
-			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.Asked, c.AskedOptimal, c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
+		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal%s, %d given when asked (%d optimal), %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
+			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.outcomeNote(), c.Asked, c.AskedOptimal, c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}
@@ -23,6 +23,16 @@ func writeLog(path string, it int, method string, recs []Record, c Counts) error
 		}
 		return nil
 	})
+}
+
+// outcomeNote says how the first-round judgements split by the episodes'
+// outcomes ("" when none were counted, as in NLQL).
+func (c Counts) outcomeNote() string {
+	if c.InSuccess+c.InFailure == 0 {
+		return ""
+	}
+	return fmt.Sprintf(" (%d/%d of the actions of successful episodes, %d/%d of failed ones)",
+		c.OptimalInSuccess, c.InSuccess, c.OptimalInFailure, c.InFailure)
 }
 
 // WriteRecord writes one transition's record as a Markdown section.

@@ -155,8 +155,8 @@ func run(ctx context.Context, r *rl.Run) error {
 		counts.addTo(m)
 		r.State.EnvSteps += l.roles.envSteps
 		l.roles.envSteps = 0
-		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f, given when asked %d, unparsed %d, refinements %d (%d invalid), %d actions changed, %d distilled",
-			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.Asked, counts.Unparsed,
+		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f%s, given when asked %d, unparsed %d, refinements %d (%d invalid), %d actions changed, %d distilled",
+			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.outcomeNote(), counts.Asked, counts.Unparsed,
 			counts.Refinements, counts.InvalidRefinements, counts.Changed, counts.Distilled)
 		if err := l.save(it); err != nil {
 			return err
@@ -390,6 +390,8 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["too_long"] = float64(c.TooLong)
 	m.Metrics["judgements"] = float64(c.Judgements)
 	m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
+	m.Metrics["optimal_in_success"] = share(c.OptimalInSuccess, c.InSuccess)
+	m.Metrics["optimal_in_failure"] = share(c.OptimalInFailure, c.InFailure)
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
 	m.Metrics["asked_judgements"] = float64(c.Asked)
 	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)

@@ -365,6 +365,10 @@ func TestRefinementRules(t *testing.T) {
 	if counts.Judgements != 4 || counts.Optimal != 1 || counts.Unparsed != 1 || counts.Refinements != 3 || counts.InvalidRefinements != 2 || counts.Changed != 1 {
 		t.Errorf("counts %+v", counts)
 	}
+	// The episode failed: its three parsed judgements, one optimal.
+	if counts.InFailure != 3 || counts.OptimalInFailure != 1 || counts.InSuccess != 0 {
+		t.Errorf("judgements by outcome %+v", counts)
+	}
 	if !recs[1].Rounds[0].Valid || recs[2].Rounds[0].Valid || recs[3].Rounds[0].Valid {
 		t.Errorf("validity of the refinements: %v %v %v", recs[1].Rounds[0].Valid, recs[2].Rounds[0].Valid, recs[3].Rounds[0].Valid)
 	}
@@ -386,6 +390,10 @@ func TestRefinementRules(t *testing.T) {
 	if recs[1].Distill != "Action: aeiou" || len(recs[1].Rounds) != 2 || counts.Refinements != 4 {
 		t.Errorf("second round: distilled %q (%s) after %d rounds, %d refinements", recs[1].Distill, recs[1].Why, len(recs[1].Rounds), counts.Refinements)
 	}
+	// A refinement's judgement is not the taken action's: not by outcome.
+	if counts.Judgements != 5 || counts.InFailure != 3 {
+		t.Errorf("second round: %d judgements, %d by outcome; want 5 and 3", counts.Judgements, counts.InFailure)
+	}
 	cfg.Refinements = 1
 
 	// Unparsed judgements kept as optimal.
@@ -401,7 +409,12 @@ func TestRefinementRules(t *testing.T) {
 	// verdict), which follows the rule (refined).
 	cfg.UnparsedJudgement, cfg.AskJudgement = "suboptimal", true
 	critiques = []string{"Fine.\nJudgement: optimal", "No verdict here.", "Nothing to say.", "Judgement: suboptimal"}
+	ep.Trajectory.Success = true
 	recs, counts = run(cfg, critiques, []string{"**Optimal.**", `optimal" or "`}, []string{"Action: aeiou", "Action: 123"})
+	ep.Trajectory.Success = false
+	if counts.InSuccess != 3 || counts.OptimalInSuccess != 2 || counts.InFailure != 0 {
+		t.Errorf("asked, judgements by outcome of a successful episode %+v", counts)
+	}
 	want = []string{"Action: xyz", "Action: aei", "Action: aeiou", "Action: aei"}
 	for i, r := range recs {
 		if r.Distill != want[i] {
