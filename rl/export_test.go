@@ -1,9 +1,6 @@
 package rl
 
-import (
-	"path/filepath"
-	"slices"
-)
+import "path/filepath"
 
 // RunConfigs gives the committed-sweeps test (package rl_test, which
 // links the algorithms registered outside this package) each run's
@@ -27,15 +24,5 @@ func ChangedSettings(a, b Config) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
-	now, err := flatConfig(b)
-	if err != nil {
-		return nil, err
-	}
-	mayChange := slices.Clone(resumeMayChange)
-	for _, alg := range algorithmSections {
-		if alg != b.Algorithm {
-			mayChange = append(mayChange, alg+".")
-		}
-	}
-	return diffSettings(was, now, mayChange), nil
+	return settingsChanged(was, b, false)
 }

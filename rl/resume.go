@@ -50,6 +50,13 @@ func changedSettings(dir string, cfg Config, st State) ([]string, error) {
 	if err != nil {
 		return nil, err
 	}
+	return settingsChanged(was, cfg, st.WarmStarted || st.Iteration > 0)
+}
+
+// settingsChanged lists the settings of cfg that differ from was (a run's
+// settings as flatConfig gives them) and may not change on resume;
+// started says that the actor has started from init_adapter.
+func settingsChanged(was map[string]string, cfg Config, started bool) ([]string, error) {
 	now, err := flatConfig(cfg)
 	if err != nil {
 		return nil, err
@@ -60,7 +67,7 @@ func changedSettings(dir string, cfg Config, st State) ([]string, error) {
 			mayChange = append(mayChange, alg+".")
 		}
 	}
-	if st.WarmStarted || st.Iteration > 0 {
+	if started {
 		mayChange = append(mayChange, "init_adapter")
 	}
 	return diffSettings(was, now, mayChange), nil
