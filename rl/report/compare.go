@@ -232,6 +232,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 			fmt.Fprintf(bw, "\n![training success on %s, mean over seeds](%s)\n", cell(orUnknown(env)), link)
 		}
 		writeAgreementTable(bw, runsOfEnv(runs, env), env, opts.FigureDir, opts.FigurePrefix)
+		writeCriticTable(bw, runsOfEnv(runs, env), env)
 	}
 	fmt.Fprintf(bw, "\n## Missing\n\n")
 	if len(t.Missing) == 0 {

@@ -1,0 +1,88 @@
+package report
+
+import (
+	"bufio"
+	"fmt"
+	"slices"
+)
+
+// The per-iteration tallies of an NLAC run's critic (docs/nlac.md) that
+// the report shows: whether its verdicts tell actions apart, and whether
+// its refinements change any.
+const (
+	judgedOptimal    = "judged_optimal"     // share of the batch's judgements that were "optimal"
+	optimalInSuccess = "optimal_in_success" // the same over actions of successful episodes
+	optimalInFailure = "optimal_in_failure" // and of failed ones
+	refinements      = "refinements"        // refinements asked for
+	changedActions   = "changed_actions"    // valid refinements unlike the action refined
+)
+
+// writeCriticTable writes the table of the critic's verdicts and
+// refinements by iteration of env's runs that log them (NLAC and its
+// ablations; nothing when none do).
+func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
+	runs = runsWith(runs, judgedOptimal)
+	if len(runs) == 0 {
+		return
+	}
+	iterations := 0
+	for _, r := range runs {
+		for _, it := range r.Metrics {
+			iterations = max(iterations, it.Iteration)
+		}
+	}
+	fmt.Fprintf(bw, "\nThe critic by iteration on %s: the share of the batch's actions judged optimal, in brackets the share "+
+		"of the actions of successful and of failed episodes (where logged: a critic whose verdicts inform judges the first higher), "+
+		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
+	fmt.Fprint(bw, "| algorithm | seeds |")
+	for i := 1; i <= iterations; i++ {
+		fmt.Fprintf(bw, " iteration %d |", i)
+	}
+	fmt.Fprint(bw, "\n|---|---:|")
+	for i := 1; i <= iterations; i++ {
+		fmt.Fprint(bw, "---|")
+	}
+	fmt.Fprintln(bw)
+	for _, alg := range algorithmsOf(runs) {
+		algRuns := runsOfAlgorithm(runs, alg)
+		means := map[string][]cycleMean{}
+		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, refinements, changedActions} {
+			means[key] = meanByCycle(algRuns, key)
+		}
+		fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
+		for i := 1; i <= iterations; i++ {
+			fmt.Fprintf(bw, " %s |", criticCell(means, i))
+		}
+		fmt.Fprintln(bw)
+	}
+}
+
+// criticCell is "judged optimal (in success / in failure), changed of
+// refined" at iteration i; "–" where no seed got there.
+func criticCell(means map[string][]cycleMean, i int) string {
+	at := func(key string) (cycleMean, bool) {
+		ms := means[key]
+		k := slices.IndexFunc(ms, func(m cycleMean) bool { return m.Cycle == i })
+		if k < 0 {
+			return cycleMean{}, false
+		}
+		return ms[k], true
+	}
+	judged, ok := at(judgedOptimal)
+	if !ok {
+		return "–"
+	}
+	out := fmt.Sprintf("%.2f", judged.Mean)
+	if s, ok := at(optimalInSuccess); ok {
+		f, _ := at(optimalInFailure)
+		out += fmt.Sprintf(" (%.2f / %.2f)", s.Mean, f.Mean)
+	}
+	if r, ok := at(refinements); ok && r.Mean > 0 {
+		c, _ := at(changedActions)
+		out += fmt.Sprintf(", %.3g of %.3g changed", c.Mean, r.Mean)
+	}
+	if n := means[judgedOptimal][0].Seeds; judged.Seeds != n {
+		out += fmt.Sprintf(" (n=%d)", judged.Seeds)
+	}
+	return out
+}

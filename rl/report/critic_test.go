@@ -1,0 +1,56 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestCriticTable reads two NLAC seeds (one logging its judgements by
+// outcome, an older one not, and one iteration short) and an NLQL run,
+// which refines nothing, beside a GRPO run, which has no critic.
+func TestCriticTable(t *testing.T) {
+	root := t.TempDir()
+	run := func(name, label, metrics string) {
+		d := filepath.Join(root, name)
+		writeFile(t, d, "config.yaml", "algorithm: nlac\nlabel: "+label+"\nenv: webshop\nmodel: tiny\nseed: 1\n")
+		writeFile(t, d, "state.json", `{"iteration": 2, "iterations": 2, "finished": true}`)
+		writeFile(t, d, "metrics.jsonl", metrics)
+	}
+	run("nlac-1", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.5, "optimal_in_success": 0.75, "optimal_in_failure": 0.25, "refinements": 16, "changed_actions": 2}}
+{"iteration": 2, "metrics": {"judged_optimal": 0.25, "optimal_in_success": 0.5, "optimal_in_failure": 0, "refinements": 24, "changed_actions": 1}}
+`)
+	run("nlac-2", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.25, "refinements": 24, "changed_actions": 0}}
+`)
+	run("nlql-1", "nlac-nlql", `{"iteration": 1, "metrics": {"judged_optimal": 0.125, "refinements": 0, "changed_actions": 0}}
+`)
+	d := filepath.Join(root, "grpo-1")
+	writeFile(t, d, "config.yaml", "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n")
+	writeFile(t, d, "state.json", `{"iteration": 1, "iterations": 1, "finished": true}`)
+	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "loss": 0.3}
+`)
+	runs, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"| algorithm | seeds | iteration 1 | iteration 2 |",
+		// Iteration 1: judged 0.375 over both seeds, the split from the one
+		// that logs it, 1 of 20 changed; iteration 2 from one seed.
+		"| nlac | 2 | 0.38 (0.75 / 0.25), 1 of 20 changed | 0.25 (0.50 / 0.00), 1 of 24 changed (n=1) |",
+		"| nlac-nlql | 1 | 0.12 | – |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "| grpo | 1 | 0.") {
+		t.Errorf("a GRPO run has no critic, yet has a row:\n%s", out)
+	}
+}
