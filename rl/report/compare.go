@@ -231,6 +231,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 			link := path.Join(opts.FigureDir, CurvesFile(opts.FigurePrefix, env))
 			fmt.Fprintf(bw, "\n![training success on %s, mean over seeds](%s)\n", cell(orUnknown(env)), link)
 		}
+		writeReach(bw, runsOfEnv(runs, env), t.Groups, env)
 		writeAgreementTable(bw, runsOfEnv(runs, env), env, opts.FigureDir, opts.FigurePrefix)
 		writeCriticTable(bw, runsOfEnv(runs, env), env)
 	}

@@ -182,7 +182,7 @@ func meanCurve(runs []Run) plotter.XYs {
 			if i < len(r.Metrics) {
 				reached = true
 				if it := r.Metrics[i]; playedEpisodes(it) {
-					x += it.GradSteps
+					x += r.playedAfter(i)
 					y += it.Success
 					k++
 				}
@@ -197,6 +197,19 @@ func meanCurve(runs []Run) plotter.XYs {
 	}
 }
 
+// playedAfter is the number of optimiser steps the run had taken when
+// iteration i (an index of r.Metrics) played its training episodes: the
+// count at the end of the iteration before (0 for the first). An
+// iteration plays its episodes before it updates the policy, so its
+// success and reward belong there, not at its own count; an evaluation
+// the iteration ends with belongs at its own count.
+func (r Run) playedAfter(i int) float64 {
+	if i == 0 {
+		return 0
+	}
+	return r.Metrics[i-1].GradSteps
+}
+
 // playedEpisodes reports whether the iteration played training episodes,
 // so that its success rate means something: SFT epochs and StepAgent
 // cycles play none.
@@ -208,26 +221,27 @@ func successFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
 	if len(run.Metrics) == 0 || !(evaluated || slices.ContainsFunc(run.Metrics, playedEpisodes)) {
 		return nil, 0, 0
 	}
-	byGrad := successPanel(run, "gradient steps", func(it Iteration) float64 { return it.GradSteps }, run.State.GradSteps)
-	byEnv := successPanel(run, "environment steps", func(it Iteration) float64 { return it.EnvSteps }, run.State.EnvSteps)
+	byGrad := successPanel(run, "gradient steps", run.playedAfter, func(it Iteration) float64 { return it.GradSteps }, run.State.GradSteps)
+	envSteps := func(it Iteration) float64 { return it.EnvSteps }
+	byEnv := successPanel(run, "environment steps", func(i int) float64 { return envSteps(run.Metrics[i]) }, envSteps, run.State.EnvSteps)
 	return [][]*plot.Plot{{byGrad, byEnv}}, 11 * vg.Inch, 4 * vg.Inch
 }
 
 // successPanel plots training success and evaluations against the x that
 // x picks from an iteration; final is the x of the run's end, where the
 // final evaluations of a finished run go.
-func successPanel(run Run, xLabel string, x func(Iteration) float64, final float64) *plot.Plot {
+func successPanel(run Run, xLabel string, trainX func(i int) float64, evalX func(Iteration) float64, final float64) *plot.Plot {
 	p := newPlot(runTitle(run)+": success", xLabel, "success rate")
 	p.Y.Min, p.Y.Max = 0, 1
 	p.Legend.Top, p.Legend.Left = true, true
 	var train plotter.XYs
 	evals := map[string]plotter.XYs{}
-	for _, it := range run.Metrics {
+	for i, it := range run.Metrics {
 		if playedEpisodes(it) {
-			train = append(train, plotter.XY{X: x(it), Y: it.Success})
+			train = append(train, plotter.XY{X: trainX(i), Y: it.Success})
 		}
 		if it.Eval != nil {
-			evals[it.Eval.Split] = append(evals[it.Eval.Split], plotter.XY{X: x(it), Y: it.Eval.Success})
+			evals[it.Eval.Split] = append(evals[it.Eval.Split], plotter.XY{X: evalX(it), Y: it.Eval.Success})
 		}
 	}
 	n := 0
@@ -260,9 +274,9 @@ func successPanel(run Run, xLabel string, x func(Iteration) float64, final float
 
 func rewardFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
 	var xys plotter.XYs
-	for _, it := range run.Metrics {
+	for i, it := range run.Metrics {
 		if playedEpisodes(it) {
-			xys = append(xys, plotter.XY{X: it.GradSteps, Y: it.Reward})
+			xys = append(xys, plotter.XY{X: run.playedAfter(i), Y: it.Reward})
 		}
 	}
 	if len(xys) == 0 {

@@ -437,10 +437,12 @@ func TestWriteCurves(t *testing.T) {
 
 func TestMeanCurve(t *testing.T) {
 	_, runs := readSweep(t)
-	// grpo seeds: 2, 3 and 1 iterations. Iteration 1 averages three seeds,
-	// iteration 2 two, iteration 3 the one that got there.
+	// grpo seeds: 2, 3 and 1 iterations of 4 optimiser steps. Iteration 1
+	// averages three seeds, iteration 2 two, iteration 3 the one that got
+	// there; each at the steps taken before it played (0, 4, 8), not
+	// after its own update.
 	got := meanCurve(runs[:3])
-	want := [][2]float64{{4, (0.1 + 0.3 + 0.9) / 3}, {8, (0.2 + 0.3) / 2}, {12, 0.4}}
+	want := [][2]float64{{0, (0.1 + 0.3 + 0.9) / 3}, {4, (0.2 + 0.3) / 2}, {8, 0.4}}
 	if len(got) != len(want) {
 		t.Fatalf("got %d points, want %d", len(got), len(want))
 	}

@@ -1,0 +1,67 @@
+package report
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReach times NLAC and PPO to GRPO's final training success: two GRPO
+// seeds end at 0.5 and 0.25 (the target 0.375), NLAC reaches it on the
+// episodes its second iteration played (after iteration 1's 40 steps), PPO
+// never does, an unfinished NLAC seed and an SFT run (no episodes) are
+// left out.
+func TestReach(t *testing.T) {
+	root := t.TempDir()
+	run := func(name, alg string, seed int, finished bool, metrics string) {
+		d := filepath.Join(root, name)
+		writeFile(t, d, "config.yaml", "algorithm: "+alg+"\nenv: webshop\nmodel: tiny\nseed: "+string(rune('0'+seed))+"\n")
+		state := `{"iteration": 2, "iterations": 2, "finished": true}`
+		if !finished {
+			state = `{"iteration": 1, "iterations": 2}`
+		}
+		writeFile(t, d, "state.json", state)
+		writeFile(t, d, "metrics.jsonl", metrics)
+	}
+	run("grpo-1", "grpo", 1, true, `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0.125}
+{"iteration": 2, "grad_steps": 8, "episodes": 16, "success": 0.5}
+`)
+	run("grpo-2", "grpo", 2, true, `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0.375}
+{"iteration": 2, "grad_steps": 8, "episodes": 16, "success": 0.25}
+`)
+	run("nlac-1", "nlac", 1, true, `{"iteration": 1, "grad_steps": 40, "episodes": 16, "success": 0.25}
+{"iteration": 2, "grad_steps": 44, "episodes": 16, "success": 0.5}
+`)
+	run("nlac-2", "nlac", 2, false, `{"iteration": 1, "grad_steps": 40, "episodes": 16, "success": 0.9}
+`)
+	run("ppo-1", "ppo", 1, true, `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0.25}
+{"iteration": 2, "grad_steps": 8, "episodes": 16, "success": 0.3125}
+`)
+	run("sft-1", "sft", 1, true, `{"iteration": 1, "grad_steps": 26}
+`)
+	runs, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	for _, want := range []string{
+		"Optimiser steps to reach grpo's final training success on webshop (0.375, mean over 2 seeds)",
+		// GRPO seed 2 reached it on its first episodes (0 steps), seed 1
+		// on its second iteration's (4): mean 2.
+		"| grpo | 2 of 2 | 2 |",
+		"| nlac | 1 of 1 | 40 |",
+		"| ppo | 0 of 1 | – |",
+	} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q:\n%s", want, out)
+		}
+	}
+	if strings.Contains(out, "| sft | 0 of") || strings.Contains(out, "| sft | 1 of") {
+		t.Errorf("SFT plays no episodes, yet has a row:\n%s", out)
+	}
+}
