@@ -1,24 +1,38 @@
 package main
 
 import (
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
-
-	"github.com/agentrl/agentrl/rl"
 )
 
-// TestCommittedSweepsAreValid reads the experiment files of docs/results
-// with every algorithm of the binary registered: reading a sweep makes
-// and checks each run's configuration, so a broken file fails here rather
-// than hours into a sweep.
-func TestCommittedSweepsAreValid(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join("..", "..", "docs", "results", "sweeps", "*.yaml"))
-	if err != nil || len(files) == 0 {
-		t.Fatalf("no sweep files found (%v)", err)
+// TestSweepSelectionLists checks that --seeds and --methods take
+// comma-separated lists as well as repeated flags (the app splits no
+// flag at commas): an error names the one item not in the grid, not the
+// whole list, and nothing is trained.
+func TestSweepSelectionLists(t *testing.T) {
+	dir := t.TempDir()
+	file := filepath.Join(dir, "grid.yaml")
+	if err := os.WriteFile(file, []byte("out: runs\nalgorithms: [sft, grpo, ppo]\nenvs: [math]\nseeds: [1, 2]\n"), 0o644); err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range files {
-		if _, err := rl.ReadSweep(f); err != nil {
-			t.Error(err)
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--methods", "grpo,bogus"}, `"bogus" is not among the sweep's algorithms`},
+		{[]string{"--methods", "grpo", "--methods", "ppo, bogus"}, `"bogus" is not among the sweep's algorithms`},
+		{[]string{"--seeds", "1,7"}, "seed 7 is not in the sweep's seeds"},
+		{[]string{"--seeds", "2", "--seeds", "9"}, "seed 9 is not in the sweep's seeds"},
+		{[]string{"--seeds", "-1"}, `--seeds "-1": a seed is a number`},
+	} {
+		_, err := runApp(t, newApp(), append([]string{"sweep", file}, tc.args...)...)
+		if err == nil || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("sweep %v: error %v, want one saying %s", tc.args, err, tc.want)
 		}
+	}
+	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
+		t.Errorf("a refused selection made the sweep's directory (%v)", err)
 	}
 }

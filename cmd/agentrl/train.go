@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/urfave/cli/v2"
@@ -210,8 +211,8 @@ func sweepCommand() *cli.Command {
 			"--seeds and --methods train only part of the grid (with the sft runs they start from); the report\n" +
 			"still covers all of it.",
 		Flags: []cli.Flag{
-			&cli.IntSliceFlag{Name: "seeds", Usage: "train only the runs of these seeds of the grid (e.g. --seeds 1); default all"},
-			&cli.StringSliceFlag{Name: "methods", Usage: "train only the runs of these algorithms or variants of the grid (e.g. --methods nlac,grpo); default all"},
+			&cli.StringSliceFlag{Name: "seeds", Usage: "train only the runs of these seeds of the grid (comma-separated or repeated, e.g. --seeds 1,2); default all"},
+			&cli.StringSliceFlag{Name: "methods", Usage: "train only the runs of these algorithms or variants of the grid (comma-separated or repeated, e.g. --methods nlac,grpo); default all"},
 		},
 		Action: func(c *cli.Context) error {
 			args, err := argsAndLateFlags(c)
@@ -226,13 +227,14 @@ func sweepCommand() *cli.Command {
 				return err
 			}
 			var seeds []uint64
-			for _, seed := range c.IntSlice("seeds") {
-				if seed < 0 {
-					return fmt.Errorf("sweep: --seeds %d: seeds are not negative", seed)
+			for _, text := range listFlag(c, "seeds") {
+				seed, err := strconv.ParseUint(text, 10, 64)
+				if err != nil {
+					return fmt.Errorf("sweep: --seeds %q: a seed is a number from 0 up", text)
 				}
-				seeds = append(seeds, uint64(seed))
+				seeds = append(seeds, seed)
 			}
-			if err := s.Select(seeds, c.StringSlice("methods")); err != nil {
+			if err := s.Select(seeds, listFlag(c, "methods")); err != nil {
 				return fmt.Errorf("sweep: %w", err)
 			}
 			err = rl.RunSweep(c.Context, s, rl.SweepEnv{
@@ -254,6 +256,21 @@ func sweepCommand() *cli.Command {
 			return nil
 		},
 	}
+}
+
+// listFlag is a repeatable flag's values with each split at commas (the
+// app splits none, since prompts and paths may hold commas; seeds and
+// method names never do), blanks dropped.
+func listFlag(c *cli.Context, name string) []string {
+	var out []string
+	for _, v := range c.StringSlice(name) {
+		for _, item := range strings.Split(v, ",") {
+			if item = strings.TrimSpace(item); item != "" {
+				out = append(out, item)
+			}
+		}
+	}
+	return out
 }
 
 func inspectCommand() *cli.Command {
