@@ -137,8 +137,9 @@ func (m *roleModel) generate(ctx context.Context, what string, snap rl.Snapshot,
 		return nil, err
 	}
 	if m.progress != nil {
-		// The prompts' tokens (a prefix the engine had cached among them)
-		// and the sampled ones: what the call's time went on.
+		// The prompts' tokens and the sampled ones: what the call's time
+		// went on. Prefixes the engine reused from its cache are counted
+		// too, so the prompt count may exceed what it computed.
 		promptTokens, generated := 0, 0
 		for i, r := range res {
 			promptTokens += len(prompts[i])

@@ -390,8 +390,14 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["too_long"] = float64(c.TooLong)
 	m.Metrics["judgements"] = float64(c.Judgements)
 	m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
-	m.Metrics["optimal_in_success"] = share(c.OptimalInSuccess, c.InSuccess)
-	m.Metrics["optimal_in_failure"] = share(c.OptimalInFailure, c.InFailure)
+	// Shares of no judgement at all (NLQL, or a batch without a
+	// successful episode) are left out rather than written as 0.
+	if c.InSuccess > 0 {
+		m.Metrics["optimal_in_success"] = share(c.OptimalInSuccess, c.InSuccess)
+	}
+	if c.InFailure > 0 {
+		m.Metrics["optimal_in_failure"] = share(c.OptimalInFailure, c.InFailure)
+	}
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
 	m.Metrics["asked_judgements"] = float64(c.Asked)
 	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)

@@ -46,6 +46,11 @@ func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature fl
 		r.metrics.Metrics["context_full"] += float64(sum.ContextFull)
 	}
 	r.metrics.Episodes = len(ok)
+	// The optimiser steps (every adapter's) the run had taken when these
+	// episodes were played, where reports place their success: an
+	// iteration plays before it updates, and a warm-up or warm start may
+	// come before the first iteration plays.
+	r.metrics.Metrics[playedAtGradSteps] = float64(r.State.GradSteps)
 	r.metrics.Reward, r.metrics.Success, r.metrics.Score, r.metrics.Invalid = sum.MeanReturn, sum.SuccessRate, sum.MeanScore, sum.InvalidActionRate
 	r.State.RolloutTokens += st.GeneratedTokens
 	secs := r.endPhase("rollout")
@@ -54,6 +59,11 @@ func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature fl
 		sum.SuccessRate, sum.MeanReturn, sum.InvalidActionRate)
 	return ok, nil
 }
+
+// playedAtGradSteps is the metric of the optimiser steps taken before an
+// iteration's training episodes were played (the report reads it by this
+// name).
+const playedAtGradSteps = "played_at_grad_steps"
 
 // TaskSeed0 is the seed of the first train task of iteration it, which
 // plays tasks tasks: every iteration plays new tasks, and runs of

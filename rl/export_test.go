@@ -18,7 +18,9 @@ func (s *Sweep) RunConfigs() (map[string]Config, error) {
 }
 
 // ChangedSettings lists the settings of b that differ from a's where a
-// run started with a would refuse to resume with b (changedSettings).
+// run started with a would refuse to resume with b (changedSettings), as
+// before its first iteration: stricter than later, when init_adapter may
+// differ.
 func ChangedSettings(a, b Config) ([]string, error) {
 	was, err := flatConfig(a)
 	if err != nil {

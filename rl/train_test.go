@@ -124,6 +124,12 @@ func TestGRPORaisesReward(t *testing.T) {
 	if final.GradSteps != 2*iterations || final.EnvSteps != iterations*32 {
 		t.Fatalf("counters: %d grad steps, %d env steps", final.GradSteps, final.EnvSteps)
 	}
+	// Each iteration plays before it updates: at the steps of the one before.
+	for i, m := range ms {
+		if want := 2 * i; m.Metrics[playedAtGradSteps] != float64(want) {
+			t.Fatalf("iteration %d played at %v optimiser steps, want %d", m.Iteration, m.Metrics[playedAtGradSteps], want)
+		}
+	}
 }
 
 // trend fits a least-squares line through (x, y) and returns the rise it

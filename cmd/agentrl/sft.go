@@ -58,7 +58,7 @@ func trainFlags(lr float64, epochs int) []cli.Flag {
 		&cli.Float64Flag{Name: "weight-decay", Usage: "AdamW weight decay"},
 		&cli.Float64Flag{Name: "clip", Value: 1, Usage: "clip the gradient norm to this value (0: off)"},
 		&cli.IntFlag{Name: "ctx", Usage: "longest sequence in tokens (0: the model's context)"},
-		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none; default on the CPU: a third of the machine's memory, or of a container's limit where lower, 2-32 GiB); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or refused before the first step"},
+		&cli.IntFlag{Name: "memory-budget", Usage: "bound on a micro-batch's activation memory in MiB (0: none; default on the CPU: a third of the machine's memory, or of a container's limit where lower, 2-32 GiB; 4 GiB where unknown); a micro-batch over it is recomputed with gradient checkpointing (see --grad-checkpointing) or refused before the first step"},
 		&cli.StringFlag{Name: "grad-checkpointing", Value: "auto", Usage: "recompute each layer's activations in the backward pass to save memory: auto (when --memory-budget needs it), on or off"},
 		&cli.Uint64Flag{Name: "seed", Value: 1, Usage: "seed of the LoRA initialisation, dropout and shuffling"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: one per core)"},

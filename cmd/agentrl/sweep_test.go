@@ -3,6 +3,7 @@ package main
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,5 +35,15 @@ func TestSweepSelectionLists(t *testing.T) {
 	}
 	if _, err := os.Stat(filepath.Join(dir, "runs")); !os.IsNotExist(err) {
 		t.Errorf("a refused selection made the sweep's directory (%v)", err)
+	}
+}
+
+func TestSplitList(t *testing.T) {
+	got := splitList([]string{"grpo,nlac", " ppo ", "eto,,stepagent-irl,"})
+	if want := []string{"grpo", "nlac", "ppo", "eto", "stepagent-irl"}; !slices.Equal(got, want) {
+		t.Errorf("got %q, want %q", got, want)
+	}
+	if got := splitList(nil); len(got) != 0 {
+		t.Errorf("no flag: got %q, want nothing (the whole grid)", got)
 	}
 }

@@ -227,14 +227,14 @@ func sweepCommand() *cli.Command {
 				return err
 			}
 			var seeds []uint64
-			for _, text := range listFlag(c, "seeds") {
+			for _, text := range splitList(c.StringSlice("seeds")) {
 				seed, err := strconv.ParseUint(text, 10, 64)
 				if err != nil {
 					return fmt.Errorf("sweep: --seeds %q: a seed is a number from 0 up", text)
 				}
 				seeds = append(seeds, seed)
 			}
-			if err := s.Select(seeds, listFlag(c, "methods")); err != nil {
+			if err := s.Select(seeds, splitList(c.StringSlice("methods"))); err != nil {
 				return fmt.Errorf("sweep: %w", err)
 			}
 			err = rl.RunSweep(c.Context, s, rl.SweepEnv{
@@ -258,12 +258,12 @@ func sweepCommand() *cli.Command {
 	}
 }
 
-// listFlag is a repeatable flag's values with each split at commas (the
+// splitList is a repeatable flag's values with each split at commas (the
 // app splits none, since prompts and paths may hold commas; seeds and
 // method names never do), blanks dropped.
-func listFlag(c *cli.Context, name string) []string {
+func splitList(values []string) []string {
 	var out []string
-	for _, v := range c.StringSlice(name) {
+	for _, v := range values {
 		for _, item := range strings.Split(v, ",") {
 			if item = strings.TrimSpace(item); item != "" {
 				out = append(out, item)

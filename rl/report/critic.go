@@ -31,8 +31,8 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 			iterations = max(iterations, it.Iteration)
 		}
 	}
-	fmt.Fprintf(bw, "\nThe critic by iteration on %s: the share of the batch's actions judged optimal, in brackets the share "+
-		"of the actions of successful and of failed episodes (where logged: a critic whose verdicts inform judges the first higher), "+
+	fmt.Fprintf(bw, "\nThe critic by iteration on %s: the share of the batch's judgements that were optimal, in brackets the share "+
+		"of the parsed first judgements of actions of successful and of failed episodes (where logged: a critic whose verdicts inform judges the first higher), "+
 		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
 	fmt.Fprint(bw, "| algorithm | seeds |")
 	for i := 1; i <= iterations; i++ {
@@ -57,6 +57,13 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 	}
 }
 
+func shareOrDash(m cycleMean, ok bool) string {
+	if !ok {
+		return "–"
+	}
+	return fmt.Sprintf("%.2f", m.Mean)
+}
+
 // criticCell is "judged optimal (in success / in failure), changed of
 // refined" at iteration i; "–" where no seed got there.
 func criticCell(means map[string][]cycleMean, i int) string {
@@ -73,9 +80,10 @@ func criticCell(means map[string][]cycleMean, i int) string {
 		return "–"
 	}
 	out := fmt.Sprintf("%.2f", judged.Mean)
-	if s, ok := at(optimalInSuccess); ok {
-		f, _ := at(optimalInFailure)
-		out += fmt.Sprintf(" (%.2f / %.2f)", s.Mean, f.Mean)
+	s, inSuccess := at(optimalInSuccess)
+	f, inFailure := at(optimalInFailure)
+	if inSuccess || inFailure {
+		out += fmt.Sprintf(" (%s / %s)", shareOrDash(s, inSuccess), shareOrDash(f, inFailure))
 	}
 	if r, ok := at(refinements); ok && r.Mean > 0 {
 		c, _ := at(changedActions)

@@ -23,6 +23,9 @@ func TestCriticTable(t *testing.T) {
 `)
 	run("nlac-2", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.25, "refinements": 24, "changed_actions": 0}}
 `)
+	// A batch without a successful episode logs no share for them.
+	run("nlac-3", "nlac-failures", `{"iteration": 1, "metrics": {"judged_optimal": 0.25, "optimal_in_failure": 0.25, "refinements": 24, "changed_actions": 0}}
+`)
 	run("nlql-1", "nlac-nlql", `{"iteration": 1, "metrics": {"judged_optimal": 0.125, "refinements": 0, "changed_actions": 0}}
 `)
 	d := filepath.Join(root, "grpo-1")
@@ -45,6 +48,7 @@ func TestCriticTable(t *testing.T) {
 		// that logs it, 1 of 20 changed; iteration 2 from one seed.
 		"| nlac | 2 | 0.38 (0.75 / 0.25), 1 of 20 changed | 0.25 (0.50 / 0.00), 1 of 24 changed (n=1) |",
 		"| nlac-nlql | 1 | 0.12 | – |",
+		"| nlac-failures | 1 | 0.25 (– / 0.25), 0 of 24 changed | – |",
 	} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q:\n%s", want, out)

@@ -197,13 +197,22 @@ func meanCurve(runs []Run) plotter.XYs {
 	}
 }
 
+// playedAtGradSteps is the metric in which rl records the optimiser steps
+// (of every adapter) a run had taken when an iteration played its
+// training episodes.
+const playedAtGradSteps = "played_at_grad_steps"
+
 // playedAfter is the number of optimiser steps the run had taken when
-// iteration i (an index of r.Metrics) played its training episodes: the
-// count at the end of the iteration before (0 for the first). An
+// iteration i (an index of r.Metrics) played its training episodes. An
 // iteration plays its episodes before it updates the policy, so its
-// success and reward belong there, not at its own count; an evaluation
-// the iteration ends with belongs at its own count.
+// success and reward belong there, not at its own count (an evaluation
+// the iteration ends with belongs at its own count); a warm-up or warm
+// start may come before the first iteration plays. Runs that do not log
+// it are placed at the end of the iteration before (0 for the first).
 func (r Run) playedAfter(i int) float64 {
+	if v, ok := r.Metrics[i].Metrics[playedAtGradSteps]; ok {
+		return v
+	}
 	if i == 0 {
 		return 0
 	}

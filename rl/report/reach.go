@@ -24,9 +24,13 @@ func writeReach(bw *bufio.Writer, runs []Run, groups []Group, env string) {
 		return
 	}
 	target := groups[ref].TrainSuccess.Mean
-	fmt.Fprintf(bw, "\nOptimiser steps to reach %s's final training success on %s (%.3f, mean over %d %s), "+
-		"those the policy had taken when it played the episodes, counted from the run's start (a start from SFT is 0; a warm-up counts); "+
-		"mean over the finished seeds that reached it:\n\n"+
+	if target <= 0 {
+		return // every run reaches nothing on its first episodes
+	}
+	fmt.Fprintf(bw, "\nOptimiser steps to reach %s's final training success on %s (%.3f, mean over %d %s): "+
+		"the steps of every adapter (a critic's and a warm-up's too) the run had taken when it played those episodes, "+
+		"0 where its first episodes reached it; mean over the finished seeds that reached it. "+
+		"Training episodes are sampled at each method's exploration temperature (ETO's `eto.temperature`).\n\n"+
 		"| algorithm | seeds that reached it | optimiser steps |\n|---|---:|---:|\n",
 		reachReference, cell(orUnknown(env)), target, groups[ref].TrainSuccess.N, plural(groups[ref].TrainSuccess.N, "seed", "seeds"))
 	for _, alg := range algorithmsOf(runs) {

@@ -30,8 +30,13 @@ func TestReach(t *testing.T) {
 	run("grpo-2", "grpo", 2, true, `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0.375}
 {"iteration": 2, "grad_steps": 8, "episodes": 16, "success": 0.25}
 `)
-	run("nlac-1", "nlac", 1, true, `{"iteration": 1, "grad_steps": 40, "episodes": 16, "success": 0.25}
-{"iteration": 2, "grad_steps": 44, "episodes": 16, "success": 0.5}
+	// Runs that log where they played are placed there (NLAC's second
+	// iteration played after 40 steps, not 38 as an older run would be
+	// read; ETO's first after a warm start's 12).
+	run("nlac-1", "nlac", 1, true, `{"iteration": 1, "grad_steps": 38, "episodes": 16, "success": 0.25, "metrics": {"played_at_grad_steps": 36}}
+{"iteration": 2, "grad_steps": 44, "episodes": 16, "success": 0.5, "metrics": {"played_at_grad_steps": 40}}
+`)
+	run("eto-1", "eto", 1, true, `{"iteration": 1, "grad_steps": 16, "episodes": 16, "success": 0.5, "metrics": {"played_at_grad_steps": 12}}
 `)
 	run("nlac-2", "nlac", 2, false, `{"iteration": 1, "grad_steps": 40, "episodes": 16, "success": 0.9}
 `)
@@ -55,6 +60,7 @@ func TestReach(t *testing.T) {
 		// on its second iteration's (4): mean 2.
 		"| grpo | 2 of 2 | 2 |",
 		"| nlac | 1 of 1 | 40 |",
+		"| eto | 1 of 1 | 12 |",
 		"| ppo | 0 of 1 | – |",
 	} {
 		if !strings.Contains(out, want) {
@@ -63,5 +69,27 @@ func TestReach(t *testing.T) {
 	}
 	if strings.Contains(out, "| sft | 0 of") || strings.Contains(out, "| sft | 1 of") {
 		t.Errorf("SFT plays no episodes, yet has a row:\n%s", out)
+	}
+}
+
+// TestReachNeedsATarget: GRPO runs that never succeed give nothing to
+// reach, and no table.
+func TestReachNeedsATarget(t *testing.T) {
+	root := t.TempDir()
+	d := filepath.Join(root, "grpo-1")
+	writeFile(t, d, "config.yaml", "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n")
+	writeFile(t, d, "state.json", `{"iteration": 1, "iterations": 1, "finished": true}`)
+	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0}
+`)
+	runs, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(buf.String(), "Optimiser steps to reach") {
+		t.Errorf("a table of steps to reach a success of 0:\n%s", buf.String())
 	}
 }
