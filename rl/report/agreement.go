@@ -186,12 +186,7 @@ func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix st
 	if len(runs) == 0 {
 		return
 	}
-	cycles := 0
-	for _, r := range runs {
-		for _, it := range r.Metrics {
-			cycles = max(cycles, it.Iteration)
-		}
-	}
+	cycles := lastIteration(runs)
 	fmt.Fprintf(bw, "\nStep agreement by cycle: the share of expert steps whose greedy action is equivalent to the expert's, "+
 		"and in brackets the expert actions' log-likelihood per token, measured at each cycle's inspection before its reflection "+
 		"(cycle 1 is the starting policy); mean over the seeds that reached the cycle, of runs finished or not.\n")
@@ -200,15 +195,8 @@ func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix st
 		if len(measured) == 0 {
 			continue
 		}
-		fmt.Fprintf(bw, "\n%s:\n\n| algorithm | seeds |", strings.ToUpper(m.table[:1])+m.table[1:])
-		for c := 1; c <= cycles; c++ {
-			fmt.Fprintf(bw, " cycle %d |", c)
-		}
-		fmt.Fprint(bw, "\n|---|---:|")
-		for c := 1; c <= cycles; c++ {
-			fmt.Fprint(bw, "---:|")
-		}
-		fmt.Fprintln(bw)
+		fmt.Fprintf(bw, "\n%s:\n\n", strings.ToUpper(m.table[:1])+m.table[1:])
+		writeByIterationHeader(bw, "cycle", cycles, "---:")
 		for _, alg := range algorithmsOf(measured) {
 			algRuns := runsOfAlgorithm(measured, alg)
 			agree := meanByCycle(algRuns, m.agree)
@@ -225,22 +213,51 @@ func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix st
 	}
 }
 
+// atCycle is the mean at cycle (iteration) c, false where no seed got
+// there.
+func atCycle(ms []cycleMean, c int) (cycleMean, bool) {
+	i := slices.IndexFunc(ms, func(m cycleMean) bool { return m.Cycle == c })
+	if i < 0 {
+		return cycleMean{}, false
+	}
+	return ms[i], true
+}
+
+// lastIteration is the latest iteration any of the runs logged.
+func lastIteration(runs []Run) int {
+	n := 0
+	for _, r := range runs {
+		for _, it := range r.Metrics {
+			n = max(n, it.Iteration)
+		}
+	}
+	return n
+}
+
+// writeByIterationHeader writes the head of a table with a row per
+// algorithm and a column per iteration (named label, e.g. "cycle"),
+// aligned as align says ("---:" or "---").
+func writeByIterationHeader(bw *bufio.Writer, label string, n int, align string) {
+	fmt.Fprint(bw, "| algorithm | seeds |")
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(bw, " %s %d |", label, i)
+	}
+	fmt.Fprint(bw, "\n|---|---:|")
+	for i := 1; i <= n; i++ {
+		fmt.Fprint(bw, align+"|")
+	}
+	fmt.Fprintln(bw)
+}
+
 // agreementCell is "agreement (log-likelihood)" at cycle c, with n where
 // fewer seeds than the others got there; "–" where no seed did.
 func agreementCell(agree, loglik []cycleMean, c int) string {
-	at := func(ms []cycleMean) (cycleMean, bool) {
-		i := slices.IndexFunc(ms, func(m cycleMean) bool { return m.Cycle == c })
-		if i < 0 {
-			return cycleMean{}, false
-		}
-		return ms[i], true
-	}
-	a, ok := at(agree)
+	a, ok := atCycle(agree, c)
 	if !ok {
 		return "–"
 	}
 	out := fmt.Sprintf("%.3f", a.Mean)
-	if l, ok := at(loglik); ok {
+	if l, ok := atCycle(loglik, c); ok {
 		out += fmt.Sprintf(" (%.3f)", l.Mean)
 	}
 	if n := agree[0].Seeds; a.Seeds != n {

@@ -3,7 +3,6 @@ package report
 import (
 	"bufio"
 	"fmt"
-	"slices"
 )
 
 // The per-iteration tallies of an NLAC run's critic (docs/nlac.md) that
@@ -25,24 +24,11 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 	if len(runs) == 0 {
 		return
 	}
-	iterations := 0
-	for _, r := range runs {
-		for _, it := range r.Metrics {
-			iterations = max(iterations, it.Iteration)
-		}
-	}
+	iterations := lastIteration(runs)
 	fmt.Fprintf(bw, "\nThe critic by iteration on %s: the share of the batch's judgements that were optimal, in brackets the share "+
 		"of the parsed first judgements of actions of successful and of failed episodes (where logged: a critic whose verdicts inform judges the first higher), "+
 		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
-	fmt.Fprint(bw, "| algorithm | seeds |")
-	for i := 1; i <= iterations; i++ {
-		fmt.Fprintf(bw, " iteration %d |", i)
-	}
-	fmt.Fprint(bw, "\n|---|---:|")
-	for i := 1; i <= iterations; i++ {
-		fmt.Fprint(bw, "---|")
-	}
-	fmt.Fprintln(bw)
+	writeByIterationHeader(bw, "iteration", iterations, "---")
 	for _, alg := range algorithmsOf(runs) {
 		algRuns := runsOfAlgorithm(runs, alg)
 		means := map[string][]cycleMean{}
@@ -67,14 +53,7 @@ func shareOrDash(m cycleMean, ok bool) string {
 // criticCell is "judged optimal (in success / in failure), changed of
 // refined" at iteration i; "–" where no seed got there.
 func criticCell(means map[string][]cycleMean, i int) string {
-	at := func(key string) (cycleMean, bool) {
-		ms := means[key]
-		k := slices.IndexFunc(ms, func(m cycleMean) bool { return m.Cycle == i })
-		if k < 0 {
-			return cycleMean{}, false
-		}
-		return ms[k], true
-	}
+	at := func(key string) (cycleMean, bool) { return atCycle(means[key], i) }
 	judged, ok := at(judgedOptimal)
 	if !ok {
 		return "–"

@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -13,10 +12,8 @@ import (
 func TestCriticTable(t *testing.T) {
 	root := t.TempDir()
 	run := func(name, label, metrics string) {
-		d := filepath.Join(root, name)
-		writeFile(t, d, "config.yaml", "algorithm: nlac\nlabel: "+label+"\nenv: webshop\nmodel: tiny\nseed: 1\n")
-		writeFile(t, d, "state.json", `{"iteration": 2, "iterations": 2, "finished": true}`)
-		writeFile(t, d, "metrics.jsonl", metrics)
+		writeRun(t, filepath.Join(root, name), "algorithm: nlac\nlabel: "+label+"\nenv: webshop\nmodel: tiny\nseed: 1\n",
+			`{"iteration": 2, "iterations": 2, "finished": true}`, metrics)
 	}
 	run("nlac-1", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.5, "optimal_in_success": 0.75, "optimal_in_failure": 0.25, "refinements": 16, "changed_actions": 2}}
 {"iteration": 2, "metrics": {"judged_optimal": 0.25, "optimal_in_success": 0.5, "optimal_in_failure": 0, "refinements": 24, "changed_actions": 1}}
@@ -28,20 +25,10 @@ func TestCriticTable(t *testing.T) {
 `)
 	run("nlql-1", "nlac-nlql", `{"iteration": 1, "metrics": {"judged_optimal": 0.125, "refinements": 0, "changed_actions": 0}}
 `)
-	d := filepath.Join(root, "grpo-1")
-	writeFile(t, d, "config.yaml", "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n")
-	writeFile(t, d, "state.json", `{"iteration": 1, "iterations": 1, "finished": true}`)
-	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "loss": 0.3}
+	writeRun(t, filepath.Join(root, "grpo-1"), "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n",
+		`{"iteration": 1, "iterations": 1, "finished": true}`, `{"iteration": 1, "loss": 0.3}
 `)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
+	out := markdownOf(t, root)
 	for _, want := range []string{
 		"| algorithm | seeds | iteration 1 | iteration 2 |",
 		// Iteration 1: judged 0.375 over both seeds, the split from the one

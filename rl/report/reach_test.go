@@ -1,7 +1,6 @@
 package report
 
 import (
-	"bytes"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -15,14 +14,11 @@ import (
 func TestReach(t *testing.T) {
 	root := t.TempDir()
 	run := func(name, alg string, seed int, finished bool, metrics string) {
-		d := filepath.Join(root, name)
-		writeFile(t, d, "config.yaml", "algorithm: "+alg+"\nenv: webshop\nmodel: tiny\nseed: "+string(rune('0'+seed))+"\n")
 		state := `{"iteration": 2, "iterations": 2, "finished": true}`
 		if !finished {
 			state = `{"iteration": 1, "iterations": 2}`
 		}
-		writeFile(t, d, "state.json", state)
-		writeFile(t, d, "metrics.jsonl", metrics)
+		writeRun(t, filepath.Join(root, name), "algorithm: "+alg+"\nenv: webshop\nmodel: tiny\nseed: "+string(rune('0'+seed))+"\n", state, metrics)
 	}
 	run("grpo-1", "grpo", 1, true, `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0.125}
 {"iteration": 2, "grad_steps": 8, "episodes": 16, "success": 0.5}
@@ -45,15 +41,7 @@ func TestReach(t *testing.T) {
 `)
 	run("sft-1", "sft", 1, true, `{"iteration": 1, "grad_steps": 26}
 `)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	out := buf.String()
+	out := markdownOf(t, root)
 	for _, want := range []string{
 		"Optimiser steps to reach grpo's final training success on webshop (0.375, mean over 2 seeds)",
 		// GRPO seed 2 reached it on its first episodes (0 steps), seed 1
@@ -76,20 +64,10 @@ func TestReach(t *testing.T) {
 // reach, and no table.
 func TestReachNeedsATarget(t *testing.T) {
 	root := t.TempDir()
-	d := filepath.Join(root, "grpo-1")
-	writeFile(t, d, "config.yaml", "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n")
-	writeFile(t, d, "state.json", `{"iteration": 1, "iterations": 1, "finished": true}`)
-	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0}
+	writeRun(t, filepath.Join(root, "grpo-1"), "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n",
+		`{"iteration": 1, "iterations": 1, "finished": true}`, `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0}
 `)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
-	}
-	var buf bytes.Buffer
-	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
-		t.Fatal(err)
-	}
-	if strings.Contains(buf.String(), "Optimiser steps to reach") {
-		t.Errorf("a table of steps to reach a success of 0:\n%s", buf.String())
+	if out := markdownOf(t, root); strings.Contains(out, "Optimiser steps to reach") {
+		t.Errorf("a table of steps to reach a success of 0:\n%s", out)
 	}
 }

@@ -22,6 +22,29 @@ func writeFile(t *testing.T, dir, name, content string) {
 	}
 }
 
+// writeRun writes a run directory: its config.yaml, state.json and
+// metrics.jsonl.
+func writeRun(t *testing.T, dir, config, state, metrics string) {
+	t.Helper()
+	writeFile(t, dir, "config.yaml", config)
+	writeFile(t, dir, "state.json", state)
+	writeFile(t, dir, "metrics.jsonl", metrics)
+}
+
+// markdownOf is the report of the runs under root.
+func markdownOf(t *testing.T, root string) string {
+	t.Helper()
+	runs, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
+		t.Fatal(err)
+	}
+	return buf.String()
+}
+
 // The synthetic sweep: two finished, evaluated grpo seeds on webshop, one
 // unfinished grpo seed, one sft seed that has not started, and one finished
 // but unevaluated sft seed on alfworld.
