@@ -27,11 +27,13 @@ func TestCommittedSweeps(t *testing.T) {
 	for _, f := range files {
 		s, err := rl.ReadSweep(f)
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			continue
 		}
 		runs, err := s.RunConfigs()
 		if err != nil {
-			t.Fatal(err)
+			t.Error(err)
+			continue
 		}
 		for dir, cfg := range runs {
 			if o, ok := seen[dir]; ok {
