@@ -20,12 +20,14 @@ func reportCommand() *cli.Command {
 			"on --split (eval/SPLIT.json), the last iteration's training success and the budget (optimiser steps,\n" +
 			"environment steps, training tokens, minutes), as mean ± standard deviation over the finished runs'\n" +
 			"seeds, then the runs that are not started, not finished or not evaluated.\n" +
-			"Each run's plots go to RUNDIR/plots; the training curves, one figure per environment, go beside\n" +
-			"the report as OUT-curves-ENV.png.",
+			"Each run's plots go to RUNDIR/plots (not with --run-plots=false, which leaves the run directories\n" +
+			"as they are: a sweep's committed record, say); the training curves, one figure per environment, go\n" +
+			"beside the report as OUT-curves-ENV.png.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (markdown; required)"},
 			&cli.StringFlag{Name: "split", Value: report.DefaultSplit, Usage: "compare the final evaluations on this split (eval/SPLIT.json)"},
 			&cli.StringFlag{Name: "title", Usage: "the report's title"},
+			&cli.BoolFlag{Name: "run-plots", Value: true, Usage: "write each run's plots to RUNDIR/plots (false: only read the run directories)"},
 		},
 		Action: runReport,
 	}
@@ -71,7 +73,11 @@ func runReport(c *cli.Context) error {
 		}
 	}
 
-	t, curves, err := report.Write(runs, out, report.Options{Split: c.String("split"), Title: c.String("title")})
+	write := report.Write
+	if !c.Bool("run-plots") {
+		write = report.WriteComparison
+	}
+	t, curves, err := write(runs, out, report.Options{Split: c.String("split"), Title: c.String("title")})
 	if err != nil {
 		return err
 	}

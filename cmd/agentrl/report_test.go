@@ -1,0 +1,57 @@
+package main
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// TestReportPlotsRunsUnlessTold: `report` writes the comparison and its
+// curves, and each run's plots into the run directory unless
+// --run-plots=false, which leaves a committed record as it is.
+func TestReportPlotsRunsUnlessTold(t *testing.T) {
+	write := func(dir, name, content string) {
+		t.Helper()
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	run := filepath.Join(t.TempDir(), "grpo-seed1")
+	write(run, "config.yaml", "algorithm: grpo\nenv: webshop\nmodel: tiny\nseed: 1\n")
+	write(run, "state.json", `{"iteration": 2, "iterations": 2, "grad_steps": 8, "finished": true}`)
+	write(run, "metrics.jsonl", `{"iteration": 1, "grad_steps": 4, "episodes": 16, "success": 0.25, "loss": 0.5}
+{"iteration": 2, "grad_steps": 8, "episodes": 16, "success": 0.5, "loss": 0.4}
+`)
+	write(run, "eval/test.json", `{"split": "test", "episodes": 32, "summary": {"episodes": 32, "success_rate": 0.4375}}`)
+
+	out := filepath.Join(t.TempDir(), "report.md")
+	if _, err := runApp(t, newApp(), "report", run, "--run-plots=false", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	text, err := os.ReadFile(out)
+	if err != nil || !strings.Contains(string(text), "| grpo | tiny | 1 | 0.438 |") {
+		t.Fatalf("report (%v):\n%s", err, text)
+	}
+	if _, err := os.Stat(filepath.Join(filepath.Dir(out), "report-curves-webshop.png")); err != nil {
+		t.Errorf("no curves beside the report: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(run, "plots")); !os.IsNotExist(err) {
+		t.Errorf("--run-plots=false wrote into the run directory (%v)", err)
+	}
+
+	if _, err := runApp(t, newApp(), "report", run, "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(filepath.Join(run, "plots", "success.png")); err != nil {
+		t.Errorf("the run's plots: %v", err)
+	}
+	for _, args := range [][]string{{"report", "--out", out}, {"report", run}} {
+		if _, err := runApp(t, newApp(), args...); err == nil {
+			t.Errorf("%v: no error", args)
+		}
+	}
+}
