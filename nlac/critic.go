@@ -262,30 +262,58 @@ func replayAndTry(env envs.Env, t Transition, action string) (bool, int, error) 
 }
 
 // expertActions replays each transition's state and asks the
-// environment's expert what it would do there.
-func (m *roleModel) expertActions(ctx context.Context, ts []Transition) ([]string, error) {
+// environment's expert what it would do there; it also returns the
+// environment steps the replays took.
+func (m *roleModel) expertActions(ctx context.Context, ts []Transition) ([]string, int64, error) {
 	out := make([]string, len(ts))
 	env := m.newEnv()
 	defer envs.Close(env)
 	ex, ok := env.(envs.Expert)
 	if !ok {
-		return nil, fmt.Errorf("the environment %s has no built-in expert", env.Spec().Name)
+		return nil, 0, fmt.Errorf("the environment %s has no built-in expert", env.Spec().Name)
 	}
+	var replayed int64
 	for i, t := range ts {
 		if err := ctx.Err(); err != nil {
-			return nil, err
+			return nil, replayed, err
 		}
 		steps, err := replayTo(env, t)
-		m.envSteps += int64(steps)
+		replayed += int64(steps)
 		if err != nil {
-			return nil, err
+			return nil, replayed, err
 		}
 		tr := &t.Episode.Trajectory
 		a, err := ex.ExpertAction()
 		if err != nil {
-			return nil, fmt.Errorf("expert at %s seed %d step %d: %w", tr.Split, tr.Seed, t.Step+1, err)
+			return nil, replayed, fmt.Errorf("expert at %s seed %d step %d: %w", tr.Split, tr.Seed, t.Step+1, err)
 		}
 		out[i] = actionText(envs.ParseAction(a), a)
+	}
+	return out, replayed, nil
+}
+
+// takenByExpert tells, for each open record (by index into recs), whether
+// its action is what the environment's expert does in that state: the
+// verdict the warm-up teaches the evaluator. It is nil where the
+// environment has no expert. A measurement: its replays are not counted
+// as environment steps of the run.
+func (m *roleModel) takenByExpert(ctx context.Context, recs []Record, open []int) (map[int]bool, error) {
+	env := m.newEnv()
+	defer envs.Close(env)
+	if _, ok := env.(envs.Expert); !ok {
+		return nil, nil
+	}
+	ts := make([]Transition, len(open))
+	for k, i := range open {
+		ts[k] = recs[i].T
+	}
+	experts, _, err := m.expertActions(ctx, ts)
+	if err != nil {
+		return nil, fmt.Errorf("the expert's actions: %w", err)
+	}
+	out := make(map[int]bool, len(open))
+	for k, i := range open {
+		out[i] = envs.Equivalent(env, recs[i].T.step().Action, experts[k])
 	}
 	return out, nil
 }

@@ -68,15 +68,21 @@ type Counts struct {
 	// FailedRollouts are NLRL rollouts the environment failed.
 	FailedRollouts int
 	// The first-round judgements of the actions the episodes took, by the
-	// episode's outcome, and how many of each were optimal: a critic whose
-	// verdicts carry information about the outcome judges more of the
-	// actions of successful episodes optimal than of failed ones.
-	InSuccess, OptimalInSuccess, InFailure, OptimalInFailure int
+	// episode's outcome (with: it succeeded) and, where the environment
+	// has an expert, by whether the action is the expert's there (what the
+	// warm-up teaches the evaluator to judge optimal). A critic whose
+	// verdicts carry information judges more of the first kind optimal.
+	ByOutcome, ByExpert JudgedSplit
 }
 
-// byOutcome counts the first-round judgement of an action an episode took
-// under the episode's outcome.
-func (c *Counts) byOutcome(j Judgement, success bool) {
+// JudgedSplit counts parsed judgements of actions with and without some
+// property, and how many of each were optimal.
+type JudgedSplit struct {
+	With, OptimalWith, Without, OptimalWithout int
+}
+
+// add counts judgement j of an action that has the property or not.
+func (s *JudgedSplit) add(j Judgement, with bool) {
 	if j == Unparsed {
 		return
 	}
@@ -84,12 +90,12 @@ func (c *Counts) byOutcome(j Judgement, success bool) {
 	if j == Optimal {
 		optimal = 1
 	}
-	if success {
-		c.InSuccess++
-		c.OptimalInSuccess += optimal
+	if with {
+		s.With++
+		s.OptimalWith += optimal
 	} else {
-		c.InFailure++
-		c.OptimalInFailure += optimal
+		s.Without++
+		s.OptimalWithout += optimal
 	}
 }
 
@@ -153,6 +159,10 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			open = append(open, i)
 		}
 	}
+	byExpert, err := m.takenByExpert(ctx, recs, open)
+	if err != nil {
+		return err
+	}
 	for round := 0; round < rounds && len(open) > 0; round++ {
 		var futures [][]string
 		var err error
@@ -174,7 +184,10 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			}
 			j := counts.judge(critiques[k])
 			if round == 0 {
-				counts.byOutcome(j, recs[i].T.Episode.Trajectory.Success)
+				counts.ByOutcome.add(j, recs[i].T.Episode.Trajectory.Success)
+				if expert, ok := byExpert[i]; ok {
+					counts.ByExpert.add(j, expert)
+				}
 			}
 			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, Asked: critiques[k].asked})
 			switch verdict := j; {

@@ -26,13 +26,18 @@ func writeLog(path string, it int, method string, recs []Record, c Counts) error
 }
 
 // outcomeNote says how the first-round judgements split by the episodes'
-// outcomes ("" when none were counted, as in NLQL).
+// outcomes and by the expert's actions ("" when none were counted, as in
+// NLQL).
 func (c Counts) outcomeNote() string {
-	if c.InSuccess+c.InFailure == 0 {
+	o, e := c.ByOutcome, c.ByExpert
+	if o.With+o.Without == 0 {
 		return ""
 	}
-	return fmt.Sprintf(" (%d/%d of the actions of successful episodes, %d/%d of failed ones)",
-		c.OptimalInSuccess, c.InSuccess, c.OptimalInFailure, c.InFailure)
+	note := fmt.Sprintf(" (%d/%d of the actions of successful episodes, %d/%d of failed ones", o.OptimalWith, o.With, o.OptimalWithout, o.Without)
+	if e.With+e.Without > 0 {
+		note += fmt.Sprintf("; %d/%d of the actions the expert takes there, %d/%d of others", e.OptimalWith, e.With, e.OptimalWithout, e.Without)
+	}
+	return note + ")"
 }
 
 // WriteRecord writes one transition's record as a Markdown section.

@@ -392,11 +392,16 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
 	// Shares of no judgement at all (NLQL, or a batch without a
 	// successful episode) are left out rather than written as 0.
-	if c.InSuccess > 0 {
-		m.Metrics["optimal_in_success"] = share(c.OptimalInSuccess, c.InSuccess)
-	}
-	if c.InFailure > 0 {
-		m.Metrics["optimal_in_failure"] = share(c.OptimalInFailure, c.InFailure)
+	for key, split := range map[[2]string]JudgedSplit{
+		{"optimal_in_success", "optimal_in_failure"}: c.ByOutcome,
+		{"optimal_of_expert", "optimal_of_others"}:   c.ByExpert,
+	} {
+		if split.With > 0 {
+			m.Metrics[key[0]] = share(split.OptimalWith, split.With)
+		}
+		if split.Without > 0 {
+			m.Metrics[key[1]] = share(split.OptimalWithout, split.Without)
+		}
 	}
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
 	m.Metrics["asked_judgements"] = float64(c.Asked)

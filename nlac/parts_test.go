@@ -366,8 +366,13 @@ func TestRefinementRules(t *testing.T) {
 		t.Errorf("counts %+v", counts)
 	}
 	// The episode failed: its three parsed judgements, one optimal.
-	if counts.InFailure != 3 || counts.OptimalInFailure != 1 || counts.InSuccess != 0 {
-		t.Errorf("judgements by outcome %+v", counts)
+	if (counts.ByOutcome != JudgedSplit{Without: 3, OptimalWithout: 1}) {
+		t.Errorf("judgements by outcome %+v", counts.ByOutcome)
+	}
+	// The expert writes aeiou: neither xyz (record 0, optimal; record 2,
+	// suboptimal) nor aei (record 1, suboptimal) is its action.
+	if (counts.ByExpert != JudgedSplit{Without: 3, OptimalWithout: 1}) {
+		t.Errorf("judgements by the expert's actions %+v", counts.ByExpert)
 	}
 	if !recs[1].Rounds[0].Valid || recs[2].Rounds[0].Valid || recs[3].Rounds[0].Valid {
 		t.Errorf("validity of the refinements: %v %v %v", recs[1].Rounds[0].Valid, recs[2].Rounds[0].Valid, recs[3].Rounds[0].Valid)
@@ -391,8 +396,8 @@ func TestRefinementRules(t *testing.T) {
 		t.Errorf("second round: distilled %q (%s) after %d rounds, %d refinements", recs[1].Distill, recs[1].Why, len(recs[1].Rounds), counts.Refinements)
 	}
 	// A refinement's judgement is not the taken action's: not by outcome.
-	if counts.Judgements != 5 || counts.InFailure != 3 {
-		t.Errorf("second round: %d judgements, %d by outcome; want 5 and 3", counts.Judgements, counts.InFailure)
+	if counts.Judgements != 5 || counts.ByOutcome.Without != 3 || counts.ByExpert.Without != 3 {
+		t.Errorf("second round: %d judgements, %+v by outcome, %+v by the expert; want 5 and 3 of each", counts.Judgements, counts.ByOutcome, counts.ByExpert)
 	}
 	cfg.Refinements = 1
 
@@ -412,8 +417,8 @@ func TestRefinementRules(t *testing.T) {
 	ep.Trajectory.Success = true
 	recs, counts = run(cfg, critiques, []string{"**Optimal.**", `optimal" or "`}, []string{"Action: aeiou", "Action: 123"})
 	ep.Trajectory.Success = false
-	if counts.InSuccess != 3 || counts.OptimalInSuccess != 2 || counts.InFailure != 0 {
-		t.Errorf("asked, judgements by outcome of a successful episode %+v", counts)
+	if (counts.ByOutcome != JudgedSplit{With: 3, OptimalWith: 2}) {
+		t.Errorf("asked, judgements by outcome of a successful episode %+v", counts.ByOutcome)
 	}
 	want = []string{"Action: xyz", "Action: aei", "Action: aeiou", "Action: aei"}
 	for i, r := range recs {
@@ -527,3 +532,39 @@ func TestRolloutFutures(t *testing.T) {
 		t.Errorf("%d environment steps, want 2 rollouts x 2", m.envSteps)
 	}
 }
+
+// TestTakenByExpert: the first-round judgements are split by whether the
+// action is the expert's in its state, found by replaying the episode and
+// asking the expert (vowels' expert writes aeiou), without counting the
+// replays as the run's environment steps; an environment without an
+// expert gives no split.
+func TestTakenByExpert(t *testing.T) {
+	ep := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: aeiou", ParsedAction: "aeiou"},
+		{Observation: "More vowels.", Action: "Action: xyz", ParsedAction: "xyz", Done: true},
+	}, NumSteps: 2}}
+	recs := []Record{{T: Transition{Episode: ep, Step: 0}}, {T: Transition{Episode: ep, Step: 1}}, {T: Transition{Episode: ep, Step: 1}, TooLong: true}}
+	roles := &roleModel{newEnv: func() envs.Env { return &vowels{} }}
+	got, err := roles.takenByExpert(context.Background(), recs, []int{0, 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != 2 || !got[0] || got[1] || roles.envSteps != 0 {
+		t.Fatalf("taken by the expert %v (want 0: yes, 1: no), %d env steps counted (want 0)", got, roles.envSteps)
+	}
+	var split JudgedSplit
+	split.add(Optimal, got[0])
+	split.add(Optimal, got[1])
+	split.add(Unparsed, got[1])
+	if (split != JudgedSplit{With: 1, OptimalWith: 1, Without: 1, OptimalWithout: 1}) {
+		t.Errorf("split %+v", split)
+	}
+	roles.newEnv = func() envs.Env { return noExpert{&vowels{}} }
+	if got, err := roles.takenByExpert(context.Background(), recs, []int{0, 1}); got != nil || err != nil {
+		t.Errorf("an environment without an expert: %v, %v; want nothing", got, err)
+	}
+}
+
+// noExpert is vowels without its expert: embedding the interface
+// promotes only the Env methods.
+type noExpert struct{ envs.Env }

@@ -153,7 +153,8 @@ func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []trai
 // warmupSequences are the role examples of the transitions (see warmup),
 // each within the context, and how many actions were the expert's.
 func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]train.Sequence, int, error) {
-	experts, err := m.expertActions(ctx, ts)
+	experts, replayed, err := m.expertActions(ctx, ts)
+	m.envSteps += replayed // the warm-up learns from them
 	if err != nil {
 		return nil, 0, fmt.Errorf("%w; the warm-up needs one (set nlac.warmup.tasks=0 to go without)", err)
 	}

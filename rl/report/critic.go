@@ -3,6 +3,7 @@ package report
 import (
 	"bufio"
 	"fmt"
+	"strings"
 )
 
 // The per-iteration tallies of an NLAC run's critic (docs/nlac.md) that
@@ -12,6 +13,8 @@ const (
 	judgedOptimal    = "judged_optimal"     // share of the batch's judgements that were "optimal"
 	optimalInSuccess = "optimal_in_success" // the same over actions of successful episodes
 	optimalInFailure = "optimal_in_failure" // and of failed ones
+	optimalOfExpert  = "optimal_of_expert"  // of actions that are the expert's there
+	optimalOfOthers  = "optimal_of_others"  // and of the others
 	refinements      = "refinements"        // refinements asked for
 	changedActions   = "changed_actions"    // valid refinements unlike the action refined
 )
@@ -26,13 +29,14 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 	}
 	iterations := lastIteration(runs)
 	fmt.Fprintf(bw, "\nThe critic by iteration on %s: the share of the batch's judgements that were optimal, in brackets the share "+
-		"of the parsed first judgements of actions of successful and of failed episodes (where logged: a critic whose verdicts inform judges the first higher), "+
+		"of the parsed first judgements of actions of successful and of failed episodes and, after \"expert's\", of actions that are and are not the expert's there "+
+		"(where logged: a critic whose verdicts inform judges the first of each pair higher), "+
 		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
 	writeByIterationHeader(bw, "iteration", iterations, "---")
 	for _, alg := range algorithmsOf(runs) {
 		algRuns := runsOfAlgorithm(runs, alg)
 		means := map[string][]cycleMean{}
-		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, refinements, changedActions} {
+		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, optimalOfExpert, optimalOfOthers, refinements, changedActions} {
 			means[key] = meanByCycle(algRuns, key)
 		}
 		fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
@@ -59,10 +63,16 @@ func criticCell(means map[string][]cycleMean, i int) string {
 		return "–"
 	}
 	out := fmt.Sprintf("%.2f", judged.Mean)
-	s, inSuccess := at(optimalInSuccess)
-	f, inFailure := at(optimalInFailure)
-	if inSuccess || inFailure {
-		out += fmt.Sprintf(" (%s / %s)", shareOrDash(s, inSuccess), shareOrDash(f, inFailure))
+	var splits []string
+	for _, pair := range [][3]string{{optimalInSuccess, optimalInFailure, ""}, {optimalOfExpert, optimalOfOthers, "expert's "}} {
+		with, okWith := at(pair[0])
+		without, okWithout := at(pair[1])
+		if okWith || okWithout {
+			splits = append(splits, fmt.Sprintf("%s%s / %s", pair[2], shareOrDash(with, okWith), shareOrDash(without, okWithout)))
+		}
+	}
+	if len(splits) > 0 {
+		out += " (" + strings.Join(splits, "; ") + ")"
 	}
 	if r, ok := at(refinements); ok && r.Mean > 0 {
 		c, _ := at(changedActions)
