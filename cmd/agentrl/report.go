@@ -19,7 +19,9 @@ func reportCommand() *cli.Command {
 			"level down. The report has one table per environment with a row per algorithm: the final evaluation\n" +
 			"on --split (eval/SPLIT.json), the last iteration's training success and the budget (optimiser steps,\n" +
 			"environment steps, training tokens, minutes), as mean ± standard deviation over the finished runs'\n" +
-			"seeds, then the runs that are not started, not finished or not evaluated.\n" +
+			"seeds, then the runs that are not started, not finished or not evaluated. Where the runs log them it\n" +
+			"adds the optimiser steps each method took to reach GRPO's final training success, StepAgent's step\n" +
+			"agreement by cycle and NLAC's critic by iteration.\n" +
 			"Each run's plots go to RUNDIR/plots (not with --run-plots=false, which leaves the run directories\n" +
 			"as they are: a sweep's committed record, say); the training curves, one figure per environment, go\n" +
 			"beside the report as OUT-curves-ENV.png.",
