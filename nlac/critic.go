@@ -295,8 +295,9 @@ func (m *roleModel) expertActions(ctx context.Context, ts []Transition) ([]strin
 // takenByExpert tells, for each open record (by index into recs), whether
 // its action is what the environment's expert does in that state: the
 // verdict the warm-up teaches the evaluator. It is nil where the
-// environment has no expert. A measurement: its replays are not counted
-// as environment steps of the run.
+// environment has no expert, and where the expert fails in one of the
+// states (said in the progress): a measurement, which must not stop the
+// run, and whose replays are not counted as its environment steps.
 func (m *roleModel) takenByExpert(ctx context.Context, recs []Record, open []int) (map[int]bool, error) {
 	env := m.newEnv()
 	defer envs.Close(env)
@@ -308,8 +309,14 @@ func (m *roleModel) takenByExpert(ctx context.Context, recs []Record, open []int
 		ts[k] = recs[i].T
 	}
 	experts, _, err := m.expertActions(ctx, ts)
+	if ctxErr := ctx.Err(); ctxErr != nil {
+		return nil, ctxErr
+	}
 	if err != nil {
-		return nil, fmt.Errorf("the expert's actions: %w", err)
+		if m.progress != nil {
+			m.progress("  no split of the judgements by the expert's actions this iteration: %v", err)
+		}
+		return nil, nil
 	}
 	out := make(map[int]bool, len(open))
 	for k, i := range open {

@@ -563,7 +563,17 @@ func TestTakenByExpert(t *testing.T) {
 	if got, err := roles.takenByExpert(context.Background(), recs, []int{0, 1}); got != nil || err != nil {
 		t.Errorf("an environment without an expert: %v, %v; want nothing", got, err)
 	}
+	// An expert that fails in a state drops the measurement, not the run.
+	roles.newEnv = func() envs.Env { return failingExpert{&vowels{}} }
+	if got, err := roles.takenByExpert(context.Background(), recs, []int{0, 1}); got != nil || err != nil {
+		t.Errorf("a failing expert: %v, %v; want nothing and no error", got, err)
+	}
 }
+
+// failingExpert is vowels with an expert that finds no action.
+type failingExpert struct{ envs.Env }
+
+func (failingExpert) ExpertAction() (string, error) { return "", errors.New("no action here") }
 
 // noExpert is vowels without its expert: embedding the interface
 // promotes only the Env methods.
