@@ -38,8 +38,11 @@ type Round struct {
 	Futures   []string
 	Critique  string
 	Judgement Judgement
+	// POptimal is the evaluator's probability of the verdict "optimal"
+	// against "suboptimal" after the critique's reasoning (scoreVerdicts).
+	POptimal float64
 	// Asked marks a judgement the evaluator gave only when asked for it
-	// (askJudgements).
+	// (scoreVerdicts).
 	Asked bool
 	// Refined is the refinement's text and action ("" when the action was
 	// kept); Valid says whether the environment accepted the action.
@@ -47,12 +50,14 @@ type Round struct {
 	Valid                bool
 }
 
-// Candidate is an action NLQL compares, with its futures and critique.
+// Candidate is an action NLQL compares, with its futures, critique and
+// judgement (see Round).
 type Candidate struct {
 	Action    string
 	Futures   []string
 	Critique  string
 	Judgement Judgement
+	POptimal  float64
 	Asked     bool
 }
 
@@ -71,18 +76,33 @@ type Counts struct {
 	// episode's outcome (with: it succeeded) and, where the environment
 	// has an expert, by whether the action is the expert's there (what the
 	// warm-up teaches the evaluator to judge optimal). A critic whose
-	// verdicts carry information judges more of the first kind optimal.
+	// verdicts carry information judges more of the first kind optimal,
+	// and gives them the higher probabilities of "optimal".
 	ByOutcome, ByExpert JudgedSplit
 }
 
 // JudgedSplit counts parsed judgements of actions with and without some
-// property, and how many of each were optimal.
+// property, and how many of each were optimal; and keeps the evaluator's
+// probabilities of "optimal" for each kind, parsed or not.
 type JudgedSplit struct {
 	With, OptimalWith, Without, OptimalWithout int
+	POptimalWith, POptimalWithout              []float64
 }
 
-// add counts judgement j of an action that has the property or not.
-func (s *JudgedSplit) add(j Judgement, with bool) {
+// auc is how well the evaluator's probabilities of "optimal" tell the
+// actions with the property from those without (areaUnderROC).
+func (s JudgedSplit) auc() (float64, bool) {
+	return areaUnderROC(s.POptimalWith, s.POptimalWithout)
+}
+
+// add counts judgement j, given with probability pOptimal of "optimal",
+// of an action that has the property or not.
+func (s *JudgedSplit) add(j Judgement, pOptimal float64, with bool) {
+	if with {
+		s.POptimalWith = append(s.POptimalWith, pOptimal)
+	} else {
+		s.POptimalWithout = append(s.POptimalWithout, pOptimal)
+	}
 	if j == Unparsed {
 		return
 	}
@@ -184,12 +204,12 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			}
 			j := counts.judge(critiques[k])
 			if round == 0 {
-				counts.ByOutcome.add(j, recs[i].T.Episode.Trajectory.Success)
+				counts.ByOutcome.add(j, critiques[k].pOptimal, recs[i].T.Episode.Trajectory.Success)
 				if expert, ok := byExpert[i]; ok {
-					counts.ByExpert.add(j, expert)
+					counts.ByExpert.add(j, critiques[k].pOptimal, expert)
 				}
 			}
-			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, Asked: critiques[k].asked})
+			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, POptimal: critiques[k].pOptimal, Asked: critiques[k].asked})
 			switch verdict := j; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
 				recs[i].Why = "critique without a judgement: skipped"
@@ -342,23 +362,25 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 	return keptOpen, kept, nil
 }
 
-// critique is the evaluator's text on one action. fits is false where
-// its prompt does not fit the context (no text); asked marks a text whose
-// judgement the evaluator gave only when asked for it, appended as a
-// last "Judgement: ..." line (askJudgements).
+// critique is the evaluator's text on one action and its probability of
+// the verdict "optimal" (scoreVerdicts). fits is false where its prompt,
+// or the scoring of its verdict, does not fit the context (no text);
+// asked marks a text whose judgement the evaluator gave only when asked
+// for it, appended as a last "Judgement: ..." line.
 type critique struct {
 	text        string
+	pOptimal    float64
 	fits, asked bool
 }
 
+// verdictRoom is what the scoring of a verdict takes in the context
+// beyond the critique: the cue, the longer verdict, and a few tokens more
+// that the critique may take when tokenised again.
+const verdictRoom = 12
+
 // critiques has the evaluator critique each open transition's current
-// action from its futures: one text each.
+// action from its futures: one text each, its verdict scored.
 func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, current []string, futures [][]string, seed uint64) ([]critique, error) {
-	// Room for the critique, and for the question after it.
-	reserve := m.cfg.CritiqueTokens
-	if m.cfg.AskJudgement {
-		reserve += askCueTokens + askTokens
-	}
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
 		fs := futures[k]
@@ -367,7 +389,7 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 			for f, text := range fs {
 				d.Futures[f] = shorten(text, 500)
 			}
-		}, reserve)
+		}, m.cfg.CritiqueTokens+verdictRoom)
 		if err != nil {
 			return nil, err
 		}
@@ -383,71 +405,79 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 			out[k] = critique{text: t[0], fits: true}
 		}
 	}
-	if !m.cfg.AskJudgement {
-		return out, nil
-	}
-	return out, m.askJudgements(ctx, prompts, out)
+	return out, m.scoreVerdicts(ctx, prompts, out)
 }
 
-// askTokens bound the evaluator's answer to "Judgement:", and askCueTokens
-// the tokens of the question itself beyond the critique's (the critique
-// retokenised may take a few more than it was generated in).
-const askTokens, askCueTokens = 4, 8
-
-// askJudgements continues each critique that ends without a judgement
-// (ParseJudgement: Unparsed) with "Judgement:" in the evaluator's own
-// turn, has the evaluator answer greedily, and where the answer is a
-// verdict and nothing more, appends it to the critique as its last
-// "Judgement: ..." line and marks the critique asked. A small evaluator
-// often writes a sound critique and runs out of tokens, or drifts into
-// describing the page, before its verdict. An answer that is no verdict,
-// or more than one (a copy of the instructions' 'optimal" or
-// "suboptimal'), leaves the critique Unparsed.
-func (m *roleModel) askJudgements(ctx context.Context, prompts [][]int32, critiques []critique) error {
-	var asked []int
-	var asks [][]int32
-	for k, c := range critiques {
-		if !c.fits || ParseJudgement(c.text) != Unparsed {
-			continue
-		}
-		cue, err := m.model.Tokenize(c.text+"\nJudgement:", false, false)
+// scoreVerdicts has the evaluator choose between the two verdicts after
+// each critique's reasoning (the critique without the verdict it wrote),
+// continued with verdictCue in its own turn: pOptimal is the probability
+// of "optimal" between the two. A sampled verdict is one draw; the
+// probability grades it, so that NLQL can take the best-rated candidate
+// and a run can measure whether the critic ranks better actions higher.
+// The prompt and the critique are still in the engine's prefix cache,
+// so only the cue and the verdicts are computed. Where a critique states
+// no verdict and nlac.ask_judgement is on, the likelier one (suboptimal
+// on a tie) is appended to it as its last "Judgement: ..." line and the
+// critique is marked asked: a small evaluator often writes a sound
+// critique and runs out of tokens, or drifts into describing the page,
+// before its verdict.
+func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiques []critique) error {
+	var verdicts [2][]int32
+	for v, w := range verdictWords {
+		tokens, err := m.model.Tokenize(w, false, false)
 		if err != nil {
 			return err
 		}
-		ask := append(slices.Clip(prompts[k]), cue...)
-		if len(ask)+askTokens > m.context {
+		verdicts[v] = tokens
+	}
+	longest := max(len(verdicts[0]), len(verdicts[1]))
+	var scored []int
+	var heads, tails [][]int32
+	for k, c := range critiques {
+		if !c.fits {
 			continue
 		}
-		asked = append(asked, k)
-		asks = append(asks, ask)
+		cue := reasoning(c.text) + verdictCue
+		if strings.HasPrefix(cue, "\n") {
+			cue = cue[1:] // no reasoning at all: the verdict begins the answer
+		}
+		tokens, err := m.model.Tokenize(cue, false, false)
+		if err != nil {
+			return err
+		}
+		head := append(slices.Clip(prompts[k]), tokens...)
+		if len(head)+longest > m.context {
+			critiques[k].fits = false
+			continue
+		}
+		scored = append(scored, k)
+		heads = append(heads, head, head)
+		tails = append(tails, verdicts[0], verdicts[1])
 	}
-	answers, err := m.generate(ctx, "asked judgements", m.critic, asks, 1, askTokens, 0, 0)
+	if len(scored) == 0 {
+		return nil
+	}
+	start := time.Now()
+	logProbs, err := m.collector.Score(ctx, m.critic, heads, tails)
 	if err != nil {
-		return err
+		return fmt.Errorf("scoring verdicts: %w", err)
 	}
-	for j, k := range asked {
-		if verdict := verdictAnswer(answers[j][0]); verdict != Unparsed {
-			critiques[k].text += "\nJudgement: " + verdict.String()
-			critiques[k].asked = true
+	if m.progress != nil {
+		m.progress("  verdicts: %d x 2 scored in %.1fs", len(scored), time.Since(start).Seconds())
+	}
+	for j, k := range scored {
+		c := &critiques[k]
+		c.pOptimal = optimalProbability(logProbs[2*j], logProbs[2*j+1])
+		if m.cfg.AskJudgement && ParseJudgement(c.text) == Unparsed {
+			verdict := Suboptimal
+			if c.pOptimal > 0.5 {
+				verdict = Optimal
+			}
+			c.text += "\nJudgement: " + verdict.String()
+			c.asked = true
 		}
 	}
 	return nil
-}
-
-// verdictAnswer reads an answer to "Judgement:" that is one verdict and
-// nothing more but punctuation and emphasis ("optimal", " **Suboptimal.**",
-// "not optimal"); anything else is Unparsed.
-func verdictAnswer(answer string) Judgement {
-	words := strings.FieldsFunc(strings.ToLower(answer), func(r rune) bool {
-		return !(r >= 'a' && r <= 'z' || r == '-')
-	})
-	switch strings.Join(words, " ") {
-	case "optimal":
-		return Optimal
-	case "suboptimal", "sub-optimal", "not optimal":
-		return Suboptimal
-	}
-	return Unparsed
 }
 
 // fitting drops from open (and from texts, indexed alike) the
@@ -517,8 +547,12 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 }
 
 // selectBest is NLQL's improvement: Candidates actions sampled from the
-// actor at each state, each judged from its futures; the first judged
-// optimal is distilled, and a state with none teaches nothing.
+// actor at each state, each judged from its futures; the one the
+// evaluator rates best (the highest probability of "optimal", the first
+// on a tie) is distilled, whatever its sampled verdict, as Q-learning
+// takes the greedy action. A state with no candidate action teaches
+// nothing; NoOptimal counts the states none of whose candidates was
+// judged optimal.
 func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, counts *Counts) error {
 	var open []int
 	var prompts [][]int32
@@ -570,17 +604,33 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		if !ok {
 			continue
 		}
-		j := counts.judge(critiques[k])
-		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: critiques[k].text, Judgement: j, Asked: critiques[k].asked})
-		if j == Optimal && recs[i].Distill == "" && envs.ParseAction(flatActions[f]) != "" {
-			recs[i].Distill, recs[i].Why = flatActions[f], fmt.Sprintf("candidate %d of %d judged optimal", len(recs[i].Candidates), m.cfg.Candidates)
-		}
+		cr := critiques[k]
+		j := counts.judge(cr)
+		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: cr.text, Judgement: j, POptimal: cr.pOptimal, Asked: cr.asked})
 	}
 	for _, i := range open {
-		if recs[i].Distill == "" {
+		best := -1
+		judgedOptimal := false
+		for c, cand := range recs[i].Candidates {
+			judgedOptimal = judgedOptimal || cand.Judgement == Optimal
+			if envs.ParseAction(cand.Action) != "" && (best < 0 || cand.POptimal > recs[i].Candidates[best].POptimal) {
+				best = c
+			}
+		}
+		if !judgedOptimal {
 			counts.NoOptimal++
-			recs[i].Why = "no candidate judged optimal"
-		} else if !strings.EqualFold(recs[i].Distill, recs[i].Action) {
+		}
+		if best < 0 {
+			recs[i].Why = "no candidate is an action"
+			if len(recs[i].Candidates) == 0 {
+				recs[i].Why = "no candidate judged: prompts too long"
+			}
+			continue
+		}
+		b := recs[i].Candidates[best]
+		recs[i].Distill = b.Action
+		recs[i].Why = fmt.Sprintf("candidate %d of %d rated best (p(optimal) %.2f, judged %s)", best+1, len(recs[i].Candidates), b.POptimal, b.Judgement)
+		if !strings.EqualFold(recs[i].Distill, recs[i].Action) {
 			counts.Changed++
 		}
 	}

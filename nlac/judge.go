@@ -1,6 +1,7 @@
 package nlac
 
 import (
+	"math"
 	"regexp"
 	"strings"
 )
@@ -48,4 +49,50 @@ func ParseJudgement(critique string) Judgement {
 		return Optimal
 	}
 	return Suboptimal
+}
+
+// verdictCue continues a critique's reasoning where the evaluator states
+// its verdict; the verdict's probability is scored after it.
+const verdictCue = "\nJudgement:"
+
+// verdictWords are the two verdicts the evaluator chooses between, as
+// they follow verdictCue.
+var verdictWords = [2]string{" optimal", " suboptimal"}
+
+// reasoning is a critique without its verdict: the text before the last
+// judgement it states (all of it when it states none).
+func reasoning(critique string) string {
+	all := judgementPattern.FindAllStringIndex(critique, -1)
+	if len(all) > 0 {
+		critique = critique[:all[len(all)-1][0]]
+	}
+	return strings.TrimSpace(critique)
+}
+
+// optimalProbability is the probability of "optimal" between the two
+// verdicts, from their log-probabilities.
+func optimalProbability(logOptimal, logSuboptimal float64) float64 {
+	return 1 / (1 + math.Exp(logSuboptimal-logOptimal))
+}
+
+// areaUnderROC is the probability that a value drawn from with exceeds
+// one drawn from without, ties counting half: the area under the ROC
+// curve of telling them apart by the value (0.5: not at all). ok is false
+// when either is empty.
+func areaUnderROC(with, without []float64) (area float64, ok bool) {
+	if len(with) == 0 || len(without) == 0 {
+		return 0, false
+	}
+	var wins float64
+	for _, a := range with {
+		for _, b := range without {
+			switch {
+			case a > b:
+				wins++
+			case a == b:
+				wins += 0.5
+			}
+		}
+	}
+	return wins / float64(len(with)*len(without)), true
 }

@@ -33,11 +33,20 @@ func (c Counts) outcomeNote() string {
 	if o.With+o.Without == 0 {
 		return ""
 	}
-	note := fmt.Sprintf(" (%d/%d of the actions of successful episodes, %d/%d of failed ones", o.OptimalWith, o.With, o.OptimalWithout, o.Without)
+	note := fmt.Sprintf(" (%d/%d of the actions of successful episodes, %d/%d of failed ones%s", o.OptimalWith, o.With, o.OptimalWithout, o.Without, aucNote(o))
 	if e.With+e.Without > 0 {
-		note += fmt.Sprintf("; %d/%d of the actions the expert takes there, %d/%d of others", e.OptimalWith, e.With, e.OptimalWithout, e.Without)
+		note += fmt.Sprintf("; %d/%d of the actions the expert takes there, %d/%d of others%s", e.OptimalWith, e.With, e.OptimalWithout, e.Without, aucNote(e))
 	}
 	return note + ")"
+}
+
+// aucNote gives the AUC of a split's probabilities of "optimal" ("" when
+// one side is empty).
+func aucNote(s JudgedSplit) string {
+	if a, ok := s.auc(); ok {
+		return fmt.Sprintf(", AUC %.2f", a)
+	}
+	return ""
 }
 
 // WriteRecord writes one transition's record as a Markdown section.
@@ -62,7 +71,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		for f, fu := range rd.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
 		}
-		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", judgementNote(rd.Judgement, rd.Asked), block(rd.Critique))
+		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", judgementNote(rd.Judgement, rd.POptimal, rd.Asked), block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
 			valid := "invalid"
 			if rd.Valid {
@@ -72,7 +81,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		}
 	}
 	for k, c := range r.Candidates {
-		fmt.Fprintf(w, "Candidate %d: %s, %s\n", k+1, quote(c.Action), judgementNote(c.Judgement, c.Asked))
+		fmt.Fprintf(w, "Candidate %d: %s, %s\n", k+1, quote(c.Action), judgementNote(c.Judgement, c.POptimal, c.Asked))
 		for f, fu := range c.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n", f+1, block(fu))
 		}
@@ -96,11 +105,12 @@ func block(s string) string {
 // quote shows a short text inline.
 func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
 
-// judgementNote names a judgement, and says when the evaluator gave it
-// only when asked for it.
-func judgementNote(j Judgement, asked bool) string {
+// judgementNote names a judgement with the evaluator's probability of
+// "optimal", and says when the evaluator gave it only when asked for it.
+func judgementNote(j Judgement, pOptimal float64, asked bool) string {
+	note := fmt.Sprintf("%s, p(optimal) %.2f", j, pOptimal)
 	if asked {
-		return j.String() + ", given when asked"
+		note += ", given when asked"
 	}
-	return j.String()
+	return note
 }

@@ -403,6 +403,11 @@ func (c Counts) addTo(m *rl.Metrics) {
 			m.Metrics[key[1]] = share(split.OptimalWithout, split.Without)
 		}
 	}
+	for key, split := range map[string]JudgedSplit{"auc_by_outcome": c.ByOutcome, "auc_by_expert": c.ByExpert} {
+		if a, ok := split.auc(); ok {
+			m.Metrics[key] = a
+		}
+	}
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
 	m.Metrics["asked_judgements"] = float64(c.Asked)
 	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)

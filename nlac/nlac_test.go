@@ -301,8 +301,9 @@ func TestNLACResumesAfterWarmup(t *testing.T) {
 // two-step vowel task, the critic warmed up on the environment's ground
 // truth and the actor lightly warm-started: the actor learns only from
 // the distilled actions, and its reward must rise. (The byte model's
-// evaluator writes no parseable judgement, so every action counts as
-// suboptimal and is refined: what the test shows is that the critic's
+// evaluator writes no parseable judgement, and is not asked for one, so
+// every action counts as suboptimal and is refined: what the test shows
+// is that the critic's
 // Bellman updates, interleaved with its other roles, leave it able to
 // refine, and that distilling its refinements improves the actor.)
 func TestNLACRaisesReward(t *testing.T) {
@@ -312,6 +313,7 @@ func TestNLACRaisesReward(t *testing.T) {
 	}
 	cfg := sayConfig(t, "nlac", 3)
 	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 8, LR: 4e-3, BatchTokens: 512, Replay: 1}
+	cfg.NLAC.AskJudgement = false
 	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &vowels{} }, Progress: testLog{t}})
 	if err != nil {
 		t.Fatal(err)

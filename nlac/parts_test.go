@@ -120,47 +120,132 @@ func TestTranscript(t *testing.T) {
 }
 
 // TestReadingJudgements: ParseJudgement reads the verdict a critique ends
-// with; verdictAnswer reads an answer to "Judgement:", which counts only
-// when it is one verdict and nothing more.
+// with; reasoning is the critique before it, which the verdicts' scores
+// continue.
 func TestReadingJudgements(t *testing.T) {
-	for _, reader := range []struct {
-		name  string
-		read  func(string) Judgement
-		cases map[string]Judgement
-	}{
-		{"ParseJudgement", ParseJudgement, map[string]Judgement{
-			"The action is fine.\nJudgement: optimal":                      Optimal,
-			"judgment: Suboptimal":                                         Suboptimal,
-			"**Judgement:** sub-optimal":                                   Suboptimal,
-			"Judgement - not optimal.":                                     Suboptimal,
-			"Judgement: suboptimal at first... Revised judgement: optimal": Optimal,
-			"The action looks optimal to me.":                              Unparsed,
-			"":                                                             Unparsed,
-			"Judgement: unclear":                                           Unparsed,
-			"Outcome: Optimal":                                             Optimal,
-			"Next: the cart.\nVerdict: suboptimal":                         Suboptimal,
-			"Outcome: success (score 1.00).":                               Unparsed,
-			"Outcome: suboptimal\nJudgement: optimal":                      Optimal,
-		}},
-		{"verdictAnswer", verdictAnswer, map[string]Judgement{
-			"optimal":             Optimal,
-			" **Optimal.**":       Optimal,
-			"suboptimal":          Suboptimal,
-			"Sub-optimal.":        Suboptimal,
-			"not optimal":         Suboptimal,
-			`optimal" or "`:       Unparsed, // the instructions copied
-			"optimal/suboptimal":  Unparsed,
-			"optimal because it":  Unparsed,
-			"the page shows":      Unparsed,
-			"":                    Unparsed,
-			"optimal\nJudgement:": Unparsed,
-		}},
+	for text, want := range map[string]Judgement{
+		"The action is fine.\nJudgement: optimal":                      Optimal,
+		"judgment: Suboptimal":                                         Suboptimal,
+		"**Judgement:** sub-optimal":                                   Suboptimal,
+		"Judgement - not optimal.":                                     Suboptimal,
+		"Judgement: suboptimal at first... Revised judgement: optimal": Optimal,
+		"The action looks optimal to me.":                              Unparsed,
+		"":                                                             Unparsed,
+		"Judgement: unclear":                                           Unparsed,
+		"Outcome: Optimal":                                             Optimal,
+		"Next: the cart.\nVerdict: suboptimal":                         Suboptimal,
+		"Outcome: success (score 1.00).":                               Unparsed,
+		"Outcome: suboptimal\nJudgement: optimal":                      Optimal,
 	} {
-		for text, want := range reader.cases {
-			if got := reader.read(text); got != want {
-				t.Errorf("%s(%q): %v, want %v", reader.name, text, got, want)
-			}
+		if got := ParseJudgement(text); got != want {
+			t.Errorf("ParseJudgement(%q): %v, want %v", text, got, want)
 		}
+	}
+	for text, want := range map[string]string{
+		"The action is fine.\nJudgement: optimal": "The action is fine.",
+		"Judgement: suboptimal":                   "",
+		"It helps. Judgement: optimal. Done.":     "It helps.",
+		"Outcome: suboptimal\nJudgement: optimal": "Outcome: suboptimal",
+		"The action looks optimal to me.":         "The action looks optimal to me.",
+	} {
+		if got := reasoning(text); got != want {
+			t.Errorf("reasoning(%q): %q, want %q", text, got, want)
+		}
+	}
+}
+
+// TestAreaUnderROC checks the AUC of the critic's probabilities on hand
+// cases: perfect, reversed, ties counting half, and an empty side.
+func TestAreaUnderROC(t *testing.T) {
+	for _, c := range []struct {
+		with, without []float64
+		want          float64
+	}{
+		{[]float64{0.9, 0.8}, []float64{0.1, 0.2, 0.3}, 1},
+		{[]float64{0.1}, []float64{0.9, 0.8}, 0},
+		{[]float64{0.9, 0.5}, []float64{0.5, 0.1}, 3.5 / 4},
+		{[]float64{0.4, 0.4}, []float64{0.4}, 0.5},
+	} {
+		if got, ok := areaUnderROC(c.with, c.without); !ok || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("areaUnderROC(%v, %v) = %v, %v; want %v", c.with, c.without, got, ok, c.want)
+		}
+	}
+	if _, ok := areaUnderROC([]float64{0.5}, nil); ok {
+		t.Error("an AUC with no actions on one side")
+	}
+}
+
+// TestVerdictScores scores the verdicts of two critiques with the made
+// model: each probability of "optimal" is the two verdicts' softmax after
+// the critique's reasoning (its own verdict left out), as the engine
+// scores the whole continuations; the critique without a verdict gets
+// the likelier one, marked asked; one whose verdict does not fit the
+// context no longer fits.
+func TestVerdictScores(t *testing.T) {
+	path := byteModel(t)
+	m, err := llm.Load(path, llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := m.NewEngine(llm.EngineOptions{Context: 256, Parallel: 4, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	ctx := context.Background()
+	roles := &roleModel{cfg: rl.DefaultConfig().NLAC, model: m, collector: &rl.LocalCollector{Engine: e}, critic: rl.Snapshot{Model: path}, context: 256}
+	tokens := func(s string) []int32 {
+		out, err := m.Tokenize(s, false, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return out
+	}
+	prompt, err := m.Tokenize("Judge the action: aei", true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	critiques := []critique{{text: "It writes vowels.\nJudgement: suboptimal", fits: true}, {text: "No verdict.", fits: true}, {text: "Not scored.", fits: false}}
+	if err := roles.scoreVerdicts(ctx, [][]int32{prompt, prompt, prompt}, critiques); err != nil {
+		t.Fatal(err)
+	}
+	for k, reasoning := range []string{"It writes vowels.", "No verdict."} {
+		var sums [2]float64
+		for v, w := range verdictWords {
+			res, err := e.Score(ctx, []llm.ScoreRequest{{PromptTokens: prompt, ContinuationTokens: append(tokens(reasoning+verdictCue), tokens(w)...)}}, llm.CallOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			sums[v] = res[0].Sum
+		}
+		want := math.Exp(sums[0]) / (math.Exp(sums[0]) + math.Exp(sums[1]))
+		if got := critiques[k].pOptimal; math.Abs(got-want) > 1e-4 || got <= 0 || got >= 1 {
+			t.Errorf("critique %d: p(optimal) %v, want %v", k, got, want)
+		}
+	}
+	if c := critiques[0]; c.asked || c.text != "It writes vowels.\nJudgement: suboptimal" {
+		t.Errorf("a critique with a verdict was changed: %q (asked %v)", c.text, c.asked)
+	}
+	likelier := Suboptimal
+	if critiques[1].pOptimal > 0.5 {
+		likelier = Optimal
+	}
+	if c := critiques[1]; !c.asked || ParseJudgement(c.text) != likelier || !strings.HasPrefix(c.text, "No verdict.\nJudgement: ") {
+		t.Errorf("the critique without a verdict: %q (asked %v), want the likelier verdict %s appended", c.text, c.asked, likelier)
+	}
+	if critiques[2].pOptimal != 0 {
+		t.Error("a critique that does not fit was scored")
+	}
+
+	// Room for the critique but not for its verdict: it no longer fits.
+	roles.context = len(prompt) + len(tokens("No verdict.\nJudgement:"))
+	short := []critique{{text: "No verdict.", fits: true}}
+	if err := roles.scoreVerdicts(ctx, [][]int32{prompt}, short); err != nil {
+		t.Fatal(err)
+	}
+	if short[0].fits || short[0].asked {
+		t.Errorf("a verdict past the context: fits %v, asked %v", short[0].fits, short[0].asked)
 	}
 }
 
@@ -280,8 +365,14 @@ func TestUserPrompts(t *testing.T) {
 // prompt in call order: the rules that follow the model's answers
 // (judgements, refinement checks, fallbacks) tested exactly.
 type scripted struct {
-	calls   [][]string  // the texts of each Generate call, in turn
+	// calls are the texts of each Generate call, in turn: one per prompt
+	// (each of its n samples that text), or n per prompt, in order.
+	calls   [][]string
 	prompts [][][]int32 // the prompts of each call made
+	// pOptimal are the probabilities of "optimal" the scored verdicts get,
+	// in turn (0.5 once none are left); scored the cues scored.
+	pOptimal []float64
+	scored   [][]int32
 }
 
 func (s *scripted) Load(context.Context, rl.Snapshot) error { return nil }
@@ -297,14 +388,36 @@ func (s *scripted) Generate(_ context.Context, _ rl.Snapshot, prompts [][]int32,
 	texts := s.calls[0]
 	s.calls = s.calls[1:]
 	s.prompts = append(s.prompts, prompts)
-	if len(texts) != len(prompts) {
-		return nil, fmt.Errorf("%d prompts, %d scripted answers", len(prompts), len(texts))
-	}
 	out := make([][]llm.Completion, len(prompts))
-	for i, t := range texts {
-		for range n {
-			out[i] = append(out[i], llm.Completion{Text: t})
+	for i := range prompts {
+		for k := range n {
+			switch len(texts) {
+			case len(prompts):
+				out[i] = append(out[i], llm.Completion{Text: texts[i]})
+			case len(prompts) * n:
+				out[i] = append(out[i], llm.Completion{Text: texts[i*n+k]})
+			default:
+				return nil, fmt.Errorf("%d prompts x %d samples, %d scripted answers", len(prompts), n, len(texts))
+			}
 		}
+	}
+	return out, nil
+}
+
+// Score gives each pair of verdicts (optimal, suboptimal) after one cue
+// the log-probabilities of the next scripted probability of "optimal".
+func (s *scripted) Score(_ context.Context, _ rl.Snapshot, prompts, continuations [][]int32) ([]float64, error) {
+	if len(prompts)%2 != 0 || len(prompts) != len(continuations) {
+		return nil, fmt.Errorf("%d prompts, %d continuations: want pairs", len(prompts), len(continuations))
+	}
+	out := make([]float64, 0, len(prompts))
+	for k := 0; k < len(prompts); k += 2 {
+		p := 0.5
+		if len(s.pOptimal) > 0 {
+			p, s.pOptimal = s.pOptimal[0], s.pOptimal[1:]
+		}
+		s.scored = append(s.scored, prompts[k])
+		out = append(out, math.Log(p), math.Log(1-p))
 	}
 	return out, nil
 }
@@ -330,6 +443,7 @@ func TestRefinementRules(t *testing.T) {
 		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
 	}, NumSteps: 2}}
 	var c *scripted
+	var verdicts []float64 // the scored verdicts' probabilities of "optimal"
 	run := func(cfg rl.NLACConfig, critiques, refinements []string, later ...[]string) ([]Record, Counts) {
 		t.Helper()
 		recs := make([]Record, len(critiques))
@@ -337,7 +451,7 @@ func TestRefinementRules(t *testing.T) {
 			tr := Transition{Episode: ep, Step: i % 2}
 			recs[i] = Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)}
 		}
-		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...)}
+		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...), pOptimal: verdicts}
 		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
 			instruction: "Write vowels.", context: 512, actionTokens: 8}
 		var counts Counts
@@ -366,12 +480,12 @@ func TestRefinementRules(t *testing.T) {
 		t.Errorf("counts %+v", counts)
 	}
 	// The episode failed: its three parsed judgements, one optimal.
-	if (counts.ByOutcome != JudgedSplit{Without: 3, OptimalWithout: 1}) {
+	if tally(counts.ByOutcome) != [4]int{0, 0, 3, 1} {
 		t.Errorf("judgements by outcome %+v", counts.ByOutcome)
 	}
 	// The expert writes aeiou: neither xyz (record 0, optimal; record 2,
 	// suboptimal) nor aei (record 1, suboptimal) is its action.
-	if (counts.ByExpert != JudgedSplit{Without: 3, OptimalWithout: 1}) {
+	if tally(counts.ByExpert) != [4]int{0, 0, 3, 1} {
 		t.Errorf("judgements by the expert's actions %+v", counts.ByExpert)
 	}
 	if !recs[1].Rounds[0].Valid || recs[2].Rounds[0].Valid || recs[3].Rounds[0].Valid {
@@ -408,16 +522,17 @@ func TestRefinementRules(t *testing.T) {
 		t.Errorf("unparsed kept as optimal: distilled %q, refined %q", recs[3].Distill, recs[3].Rounds[0].RefinedText)
 	}
 
-	// Asked for a judgement: the two critiques without one are continued
-	// with "Judgement:" (one more call, of two prompts); the first answer
-	// is a verdict, the second a copy of the instructions' two (no
-	// verdict), which follows the rule (refined).
+	// Asked for a judgement: the two critiques without one get the
+	// verdict the evaluator finds likelier after them (scripted: optimal
+	// 0.8, then 0.3: suboptimal, refined); the ones with a verdict keep it
+	// whatever its probability.
 	cfg.UnparsedJudgement, cfg.AskJudgement = "suboptimal", true
 	critiques = []string{"Fine.\nJudgement: optimal", "No verdict here.", "Nothing to say.", "Judgement: suboptimal"}
 	ep.Trajectory.Success = true
-	recs, counts = run(cfg, critiques, []string{"**Optimal.**", `optimal" or "`}, []string{"Action: aeiou", "Action: 123"})
+	verdicts = []float64{0.4, 0.8, 0.3, 0.6}
+	recs, counts = run(cfg, critiques, []string{"Action: aeiou", "Action: 123"})
 	ep.Trajectory.Success = false
-	if (counts.ByOutcome != JudgedSplit{With: 3, OptimalWith: 2}) {
+	if o := counts.ByOutcome; o.With != 4 || o.OptimalWith != 2 || !slices.Equal(o.POptimalWith, verdicts) || o.Without != 0 {
 		t.Errorf("asked, judgements by outcome of a successful episode %+v", counts.ByOutcome)
 	}
 	want = []string{"Action: xyz", "Action: aei", "Action: aeiou", "Action: aei"}
@@ -425,25 +540,80 @@ func TestRefinementRules(t *testing.T) {
 		if r.Distill != want[i] {
 			t.Errorf("asked, record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
 		}
+		if r.Rounds[0].POptimal != verdicts[i] {
+			t.Errorf("asked, record %d: p(optimal) %v, want %v", i, r.Rounds[0].POptimal, verdicts[i])
+		}
 	}
-	if counts.Judgements != 4 || counts.Optimal != 2 || counts.Asked != 1 || counts.AskedOptimal != 1 || counts.Unparsed != 1 || counts.Refinements != 2 {
+	if counts.Judgements != 4 || counts.Optimal != 2 || counts.Asked != 2 || counts.AskedOptimal != 1 || counts.Unparsed != 0 || counts.Refinements != 2 {
 		t.Errorf("asked: counts %+v", counts)
 	}
 	if r := recs[1].Rounds[0]; r.Critique != "No verdict here.\nJudgement: optimal" || !r.Asked {
 		t.Errorf("asked critique %q (asked %v): want the verdict appended, marked asked", r.Critique, r.Asked)
 	}
-	if r := recs[2].Rounds[0]; r.Critique != "Nothing to say." || r.Asked || r.Judgement != Unparsed {
-		t.Errorf("an answer that is no single verdict: critique %q, asked %v, %s", r.Critique, r.Asked, r.Judgement)
+	if r := recs[2].Rounds[0]; r.Critique != "Nothing to say.\nJudgement: suboptimal" || !r.Asked || r.Judgement != Suboptimal {
+		t.Errorf("asked critique %q (asked %v, %s): want suboptimal appended", r.Critique, r.Asked, r.Judgement)
 	}
-	// The question continues the evaluator's prompt with its critique.
-	ask := c.prompts[2][0]
-	critique := c.prompts[1][1]
-	if len(ask) <= len(critique) || !slices.Equal(ask[:len(critique)], critique) {
-		t.Fatalf("the question (%d tokens) does not begin with the evaluator's prompt (%d tokens)", len(ask), len(critique))
+	// The verdicts are scored after the evaluator's prompt and the
+	// critique's reasoning, its own verdict left out.
+	for k, reasoning := range []string{"Fine.\nJudgement:", "No verdict here.\nJudgement:", "Nothing to say.\nJudgement:", "Judgement:"} {
+		cue, critique := c.scored[k], c.prompts[1][k]
+		if len(cue) <= len(critique) || !slices.Equal(cue[:len(critique)], critique) {
+			t.Fatalf("verdict %d: scored after %d tokens that do not begin with the evaluator's prompt", k, len(cue))
+		}
+		if got, err := m.Detokenize(cue[len(critique):], false); err != nil || got != reasoning {
+			t.Errorf("verdict %d scored after %q (%v), want %q", k, got, err, reasoning)
+		}
 	}
-	if cue, err := m.Detokenize(ask[len(critique):], false); err != nil || cue != "No verdict here.\nJudgement:" {
-		t.Errorf("asked with %q (%v) after the evaluator's prompt", cue, err)
+}
+
+// TestNLQLDistilsTheBestRated runs NLQL's selection on two states of
+// three scripted candidates each: the candidate the evaluator gives the
+// highest probability of "optimal" is distilled (the first on a tie),
+// whatever its sampled verdict, and an empty text never is.
+func TestNLQLDistilsTheBestRated(t *testing.T) {
+	m, err := llm.Load(byteModel(t), llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
 	}
+	defer m.Close()
+	prompts, err := LoadPrompts(shortPrompts(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	ep := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
+		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
+	}, NumSteps: 2}}
+	var recs []Record
+	for step := range 2 {
+		tr := Transition{Episode: ep, Step: step}
+		recs = append(recs, Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)})
+	}
+	candidates := []string{"Action: aei", "", "Action: aeiou", "Action: xyz", "Action: aei", "Action: xyz"}
+	critiques := []string{"Judgement: optimal", "Judgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal"}
+	c := &scripted{calls: [][]string{candidates, constantTexts("Next: \"Done.\"", 6), critiques}, pOptimal: []float64{0.4, 0.9, 0.6, 0.3, 0.3, 0.2}}
+	cfg := rl.DefaultConfig().NLAC
+	cfg.Candidates = 3
+	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
+		instruction: "Write vowels.", context: 512, actionTokens: 8}
+	var counts Counts
+	if err := roles.improve(context.Background(), recs, "nlql", func(p uint64) uint64 { return p }, &counts); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"Action: aeiou", "Action: xyz"} {
+		if recs[i].Distill != want || len(recs[i].Candidates) != 3 {
+			t.Errorf("state %d: distilled %q (%s) of %d candidates, want %q", i, recs[i].Distill, recs[i].Why, len(recs[i].Candidates), want)
+		}
+	}
+	if counts.NoOptimal != 1 || counts.Changed != 2 || counts.Judgements != 6 || counts.Optimal != 2 {
+		t.Errorf("counts %+v: want 1 state without an optimal candidate, 2 changed, 6 judgements, 2 optimal", counts)
+	}
+}
+
+// tally is a split's counts: with, optimal with, without, optimal
+// without.
+func tally(s JudgedSplit) [4]int {
+	return [4]int{s.With, s.OptimalWith, s.Without, s.OptimalWithout}
 }
 
 func constantTexts(s string, n int) []string {
@@ -553,11 +723,14 @@ func TestTakenByExpert(t *testing.T) {
 		t.Fatalf("taken by the expert %v (want 0: yes, 1: no), %d env steps counted (want 0)", got, roles.envSteps)
 	}
 	var split JudgedSplit
-	split.add(Optimal, got[0])
-	split.add(Optimal, got[1])
-	split.add(Unparsed, got[1])
-	if (split != JudgedSplit{With: 1, OptimalWith: 1, Without: 1, OptimalWithout: 1}) {
+	split.add(Optimal, 0.9, got[0])
+	split.add(Optimal, 0.7, got[1])
+	split.add(Unparsed, 0.2, got[1])
+	if tally(split) != [4]int{1, 1, 1, 1} || !slices.Equal(split.POptimalWith, []float64{0.9}) || !slices.Equal(split.POptimalWithout, []float64{0.7, 0.2}) {
 		t.Errorf("split %+v", split)
+	}
+	if auc, ok := split.auc(); !ok || auc != 1 {
+		t.Errorf("the split's AUC %v (%v), want 1", auc, ok)
 	}
 	roles.newEnv = func() envs.Env { return noExpert{&vowels{}} }
 	if got, err := roles.takenByExpert(context.Background(), recs, []int{0, 1}); got != nil || err != nil {

@@ -62,6 +62,9 @@ type Collector interface {
 	// expert's prefix rendered by the chat template) with the snapshot's
 	// policy, each prompt evaluated once for its n samples.
 	Generate(ctx context.Context, p Snapshot, prompts [][]int32, n int) ([][]llm.Completion, error)
+	// Score gives the log-probability of each continuation after its
+	// prompt (token ids) under the snapshot's model and adapters.
+	Score(ctx context.Context, p Snapshot, prompts, continuations [][]int32) ([]float64, error)
 }
 
 // LocalCollector plays episodes in this process on an inference engine of
@@ -151,6 +154,30 @@ func (c *LocalCollector) Generate(ctx context.Context, p Snapshot, prompts [][]i
 		reqs[i] = llm.GenerateRequest{Tokens: t, N: n}
 	}
 	return c.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: adapters})
+}
+
+// Score implements Collector.
+func (c *LocalCollector) Score(ctx context.Context, p Snapshot, prompts, continuations [][]int32) ([]float64, error) {
+	if len(prompts) != len(continuations) {
+		return nil, fmt.Errorf("score: %d prompts, %d continuations", len(prompts), len(continuations))
+	}
+	adapters, err := c.adapters(ctx, p)
+	if err != nil {
+		return nil, err
+	}
+	reqs := make([]llm.ScoreRequest, len(prompts))
+	for i := range prompts {
+		reqs[i] = llm.ScoreRequest{PromptTokens: prompts[i], ContinuationTokens: continuations[i]}
+	}
+	res, err := c.Engine.Score(ctx, reqs, llm.CallOptions{Adapters: adapters})
+	if err != nil {
+		return nil, err
+	}
+	out := make([]float64, len(res))
+	for i, r := range res {
+		out[i] = r.Sum
+	}
+	return out, nil
 }
 
 // Close frees the adapters the collector loaded; the engine stays open.

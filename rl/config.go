@@ -300,9 +300,10 @@ type NLACConfig struct {
 	// "suboptimal" (refine it), "optimal" (keep the action) or "skip"
 	// (no distillation target).
 	UnparsedJudgement string `yaml:"unparsed_judgement"`
-	// AskJudgement continues a critique that ends without a judgement
-	// with "Judgement:" and has the evaluator write the verdict (greedy,
-	// a few tokens); UnparsedJudgement rules what is still unparsed.
+	// AskJudgement gives a critique that ends without a judgement the
+	// verdict the evaluator finds likelier after it (every critique's
+	// verdict is scored: "Judgement:" continued with "optimal" and with
+	// "suboptimal"); without it, UnparsedJudgement rules such a critique.
 	AskJudgement bool `yaml:"ask_judgement"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".

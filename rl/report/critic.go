@@ -15,6 +15,8 @@ const (
 	optimalInFailure = "optimal_in_failure" // and of failed ones
 	optimalOfExpert  = "optimal_of_expert"  // of actions that are the expert's there
 	optimalOfOthers  = "optimal_of_others"  // and of the others
+	aucByOutcome     = "auc_by_outcome"     // how well the critic's probabilities of "optimal" tell successful episodes' actions from failed ones'
+	aucByExpert      = "auc_by_expert"      // and the expert's actions from others
 	refinements      = "refinements"        // refinements asked for
 	changedActions   = "changed_actions"    // valid refinements unlike the action refined
 )
@@ -30,13 +32,14 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 	iterations := lastIteration(runs)
 	fmt.Fprintf(bw, "\nThe critic by iteration on %s: the share of the batch's judgements that were optimal, in brackets the share "+
 		"of the parsed first judgements of actions of successful and of failed episodes and, after \"expert's\", of actions that are and are not the expert's there "+
-		"(where logged: a critic whose verdicts inform judges the first of each pair higher), "+
+		"(where logged: a critic whose verdicts inform judges the first of each pair higher), with the AUC of its probabilities of \"optimal\" "+
+		"between the two (0.5: they tell nothing apart), "+
 		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
 	writeByIterationHeader(bw, "iteration", iterations, "---")
 	for _, alg := range algorithmsOf(runs) {
 		algRuns := runsOfAlgorithm(runs, alg)
 		means := map[string][]cycleMean{}
-		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, optimalOfExpert, optimalOfOthers, refinements, changedActions} {
+		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, optimalOfExpert, optimalOfOthers, aucByOutcome, aucByExpert, refinements, changedActions} {
 			means[key] = meanByCycle(algRuns, key)
 		}
 		fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
@@ -54,8 +57,8 @@ func shareOrDash(m cycleMean, ok bool) string {
 	return fmt.Sprintf("%.2f", m.Mean)
 }
 
-// criticCell is "judged optimal (in success / in failure), changed of
-// refined" at iteration i; "–" where no seed got there.
+// criticCell is "judged optimal (in success / in failure, AUC), changed
+// of refined" at iteration i; "–" where no seed got there.
 func criticCell(means map[string][]cycleMean, i int) string {
 	at := func(key string) (cycleMean, bool) { return atCycle(means[key], i) }
 	judged, ok := at(judgedOptimal)
@@ -64,12 +67,17 @@ func criticCell(means map[string][]cycleMean, i int) string {
 	}
 	out := fmt.Sprintf("%.2f", judged.Mean)
 	var splits []string
-	for _, pair := range [][3]string{{optimalInSuccess, optimalInFailure, ""}, {optimalOfExpert, optimalOfOthers, "expert's "}} {
+	for _, pair := range [][4]string{{optimalInSuccess, optimalInFailure, aucByOutcome, ""}, {optimalOfExpert, optimalOfOthers, aucByExpert, "expert's "}} {
 		with, okWith := at(pair[0])
 		without, okWithout := at(pair[1])
-		if okWith || okWithout {
-			splits = append(splits, fmt.Sprintf("%s%s / %s", pair[2], shareOrDash(with, okWith), shareOrDash(without, okWithout)))
+		if !okWith && !okWithout {
+			continue
 		}
+		split := fmt.Sprintf("%s%s / %s", pair[3], shareOrDash(with, okWith), shareOrDash(without, okWithout))
+		if auc, ok := at(pair[2]); ok {
+			split += fmt.Sprintf(", AUC %.2f", auc.Mean)
+		}
+		splits = append(splits, split)
 	}
 	if len(splits) > 0 {
 		out += " (" + strings.Join(splits, "; ") + ")"

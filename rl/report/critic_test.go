@@ -15,7 +15,7 @@ func TestCriticTable(t *testing.T) {
 		writeRun(t, filepath.Join(root, name), "algorithm: nlac\nlabel: "+label+"\nenv: webshop\nmodel: tiny\nseed: 1\n",
 			`{"iteration": 2, "iterations": 2, "finished": true}`, metrics)
 	}
-	run("nlac-1", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.5, "optimal_in_success": 0.75, "optimal_in_failure": 0.25, "optimal_of_expert": 1, "optimal_of_others": 0.125, "refinements": 16, "changed_actions": 2}}
+	run("nlac-1", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.5, "optimal_in_success": 0.75, "optimal_in_failure": 0.25, "optimal_of_expert": 1, "optimal_of_others": 0.125, "auc_by_outcome": 0.625, "auc_by_expert": 0.875, "refinements": 16, "changed_actions": 2}}
 {"iteration": 2, "metrics": {"judged_optimal": 0.25, "optimal_in_success": 0.5, "optimal_in_failure": 0, "refinements": 24, "changed_actions": 1}}
 `)
 	run("nlac-2", "nlac", `{"iteration": 1, "metrics": {"judged_optimal": 0.25, "refinements": 24, "changed_actions": 0}}
@@ -33,7 +33,7 @@ func TestCriticTable(t *testing.T) {
 		"| algorithm | seeds | iteration 1 | iteration 2 |",
 		// Iteration 1: judged 0.375 over both seeds, the split from the one
 		// that logs it, 1 of 20 changed; iteration 2 from one seed.
-		"| nlac | 2 | 0.38 (0.75 / 0.25; expert's 1.00 / 0.12), 1 of 20 changed | 0.25 (0.50 / 0.00), 1 of 24 changed (n=1) |",
+		"| nlac | 2 | 0.38 (0.75 / 0.25, AUC 0.62; expert's 1.00 / 0.12, AUC 0.88), 1 of 20 changed | 0.25 (0.50 / 0.00), 1 of 24 changed (n=1) |",
 		"| nlac-nlql | 1 | 0.12 | – |",
 		"| nlac-failures | 1 | 0.25 (– / 0.25), 0 of 24 changed | – |",
 	} {
