@@ -422,18 +422,17 @@ func (s *scripted) Score(_ context.Context, _ rl.Snapshot, prompts, continuation
 	return out, nil
 }
 
-// TestRefinementRules runs one round of critique and refinement on four
-// transitions of the vowel task with scripted answers: an action judged
-// optimal is kept; a refinement the environment accepts is distilled; one
-// without an action, or one the environment rejects, falls back to the
-// original action or is dropped, as configured; a critique without a
-// judgement follows its rule.
-func TestRefinementRules(t *testing.T) {
+// scriptedSetting is what the tests with scripted answers critique: the
+// byte model (for its tokenizer, closed with the test), short role
+// prompts, and a failed two-step episode of the vowel task that writes
+// xyz, then aei.
+func scriptedSetting(t *testing.T) (*llm.Model, *Prompts, *Episode) {
+	t.Helper()
 	m, err := llm.Load(byteModel(t), llm.LoadOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	defer m.Close()
+	t.Cleanup(m.Close)
 	prompts, err := LoadPrompts(shortPrompts(t))
 	if err != nil {
 		t.Fatal(err)
@@ -442,6 +441,17 @@ func TestRefinementRules(t *testing.T) {
 		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
 		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
 	}, NumSteps: 2}}
+	return m, prompts, ep
+}
+
+// TestRefinementRules runs one round of critique and refinement on four
+// transitions of the vowel task with scripted answers: an action judged
+// optimal is kept; a refinement the environment accepts is distilled; one
+// without an action, or one the environment rejects, falls back to the
+// original action or is dropped, as configured; a critique without a
+// judgement follows its rule.
+func TestRefinementRules(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
 	var c *scripted
 	var verdicts []float64 // the scored verdicts' probabilities of "optimal"
 	run := func(cfg rl.NLACConfig, critiques, refinements []string, later ...[]string) ([]Record, Counts) {
@@ -571,19 +581,7 @@ func TestRefinementRules(t *testing.T) {
 // highest probability of "optimal" is distilled (the first on a tie),
 // whatever its sampled verdict, and an empty text never is.
 func TestNLQLDistilsTheBestRated(t *testing.T) {
-	m, err := llm.Load(byteModel(t), llm.LoadOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer m.Close()
-	prompts, err := LoadPrompts(shortPrompts(t))
-	if err != nil {
-		t.Fatal(err)
-	}
-	ep := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
-		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
-		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
-	}, NumSteps: 2}}
+	m, prompts, ep := scriptedSetting(t)
 	var recs []Record
 	for step := range 2 {
 		tr := Transition{Episode: ep, Step: step}
