@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/rl"
 	"github.com/agentrl/agentrl/rollout"
 )
@@ -64,9 +65,9 @@ type Candidate struct {
 // Counts are an iteration's tallies of the critic's outputs.
 type Counts struct {
 	Transitions, TooLong, Judgements, Optimal, Unparsed int
-	// Asked are the judgements the evaluator gave when asked for one
-	// after a critique without it, AskedOptimal those of them optimal
-	// (Unparsed counts what it then did not give either).
+	// Asked are the judgements given to critiques that stated none (the
+	// likelier verdict after them, nlac.ask_judgement), AskedOptimal those
+	// of them optimal; Unparsed counts critiques left without one.
 	Asked, AskedOptimal                                 int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	NoOptimal, EmptyMerges                              int
@@ -160,7 +161,7 @@ const (
 // self-distillation the real continuation, for NLRL fresh rollouts of
 // the actor) and, where judged suboptimal, refined, up to m rounds; the
 // last action standing is distilled. NLQL instead judges Candidates
-// sampled actions and distils the first judged optimal.
+// sampled actions and distils the one rated best (selectBest).
 func (m *roleModel) improve(ctx context.Context, recs []Record, method string, seed seeds, counts *Counts) error {
 	if method == "nlql" {
 		return m.selectBest(ctx, recs, seed, counts)
@@ -373,14 +374,17 @@ type critique struct {
 	fits, asked bool
 }
 
-// verdictRoom is what the scoring of a verdict takes in the context
-// beyond the critique: the cue, the longer verdict, and a few tokens more
-// that the critique may take when tokenised again.
-const verdictRoom = 12
-
 // critiques has the evaluator critique each open transition's current
 // action from its futures: one text each, its verdict scored.
 func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, current []string, futures [][]string, seed uint64) ([]critique, error) {
+	// Room for the critique and for its scored verdict: the cue and the
+	// longer verdict, and a few tokens more that the critique may take
+	// when tokenised again.
+	verdict, err := m.model.Tokenize(verdictTexts("")[1], false, false)
+	if err != nil {
+		return nil, err
+	}
+	reserve := m.cfg.CritiqueTokens + len(verdict) + 4
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
 		fs := futures[k]
@@ -389,7 +393,7 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 			for f, text := range fs {
 				d.Futures[f] = shorten(text, 500)
 			}
-		}, m.cfg.CritiqueTokens+verdictRoom)
+		}, reserve)
 		if err != nil {
 			return nil, err
 		}
@@ -409,50 +413,42 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 }
 
 // scoreVerdicts has the evaluator choose between the two verdicts after
-// each critique's reasoning (the critique without the verdict it wrote),
+// each critique's reasoning (the critique before the verdict it wrote),
 // continued with verdictCue in its own turn: pOptimal is the probability
-// of "optimal" between the two. A sampled verdict is one draw; the
-// probability grades it, so that NLQL can take the best-rated candidate
-// and a run can measure whether the critic ranks better actions higher.
-// The prompt and the critique are still in the engine's prefix cache,
-// so only the cue and the verdicts are computed. Where a critique states
-// no verdict and nlac.ask_judgement is on, the likelier one (suboptimal
-// on a tie) is appended to it as its last "Judgement: ..." line and the
-// critique is marked asked: a small evaluator often writes a sound
-// critique and runs out of tokens, or drifts into describing the page,
-// before its verdict.
+// of the text ending "optimal" against the one ending "suboptimal" (each
+// text tokenised whole, as the model would have written it; the tokens
+// the two share are the prompt of both). A sampled verdict is one draw;
+// the probability grades it, so that NLQL can take the best-rated
+// candidate and a run can measure whether the critic ranks better
+// actions higher. Where a critique states no verdict and
+// nlac.ask_judgement is on, the likelier one (suboptimal on a tie) is
+// appended to it as its last "Judgement: ..." line and the critique is
+// marked asked: a small evaluator often writes a sound critique and runs
+// out of tokens, or drifts into describing the page, before its verdict.
 func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiques []critique) error {
-	var verdicts [2][]int32
-	for v, w := range verdictWords {
-		tokens, err := m.model.Tokenize(w, false, false)
-		if err != nil {
-			return err
-		}
-		verdicts[v] = tokens
-	}
-	longest := max(len(verdicts[0]), len(verdicts[1]))
 	var scored []int
 	var heads, tails [][]int32
 	for k, c := range critiques {
 		if !c.fits {
 			continue
 		}
-		cue := reasoning(c.text) + verdictCue
-		if strings.HasPrefix(cue, "\n") {
-			cue = cue[1:] // no reasoning at all: the verdict begins the answer
+		var texts [2][]int32
+		for v, text := range verdictTexts(c.text) {
+			tokens, err := m.model.Tokenize(text, false, false)
+			if err != nil {
+				return err
+			}
+			texts[v] = tokens
 		}
-		tokens, err := m.model.Tokenize(cue, false, false)
-		if err != nil {
-			return err
-		}
-		head := append(slices.Clip(prompts[k]), tokens...)
-		if len(head)+longest > m.context {
+		if len(prompts[k])+max(len(texts[0]), len(texts[1])) > m.context {
 			critiques[k].fits = false
 			continue
 		}
+		shared := llm.CommonPrefix(texts[0], texts[1])
+		head := append(slices.Clip(prompts[k]), texts[0][:shared]...)
 		scored = append(scored, k)
 		heads = append(heads, head, head)
-		tails = append(tails, verdicts[0], verdicts[1])
+		tails = append(tails, texts[0][shared:], texts[1][shared:])
 	}
 	if len(scored) == 0 {
 		return nil
@@ -473,7 +469,7 @@ func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiq
 			if c.pOptimal > 0.5 {
 				verdict = Optimal
 			}
-			c.text += "\nJudgement: " + verdict.String()
+			c.text = strings.TrimPrefix(reasoning(c.text)+"\nJudgement: "+verdict.String(), "\n")
 			c.asked = true
 		}
 	}

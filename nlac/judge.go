@@ -52,21 +52,38 @@ func ParseJudgement(critique string) Judgement {
 }
 
 // verdictCue continues a critique's reasoning where the evaluator states
-// its verdict; the verdict's probability is scored after it.
+// its verdict, and verdictWords are the two verdicts it chooses between
+// after it: each verdict's probability is scored there.
 const verdictCue = "\nJudgement:"
 
-// verdictWords are the two verdicts the evaluator chooses between, as
-// they follow verdictCue.
 var verdictWords = [2]string{" optimal", " suboptimal"}
 
-// reasoning is a critique without its verdict: the text before the last
-// judgement it states (all of it when it states none).
+// verdictTexts are the critique's reasoning followed by the cue and each
+// verdict: the two texts whose probabilities are compared.
+func verdictTexts(critique string) [2]string {
+	cue := strings.TrimPrefix(reasoning(critique)+verdictCue, "\n") // no reasoning: the verdict begins the answer
+	return [2]string{cue + verdictWords[0], cue + verdictWords[1]}
+}
+
+// unfinishedVerdict is a verdict's label at the end of a critique cut off
+// by its token limit, with the start of a verdict after it at most
+// ("Judgement:", "Verdict: sub").
+var unfinishedVerdict = regexp.MustCompile(`(?i)\b(?:judge?ment|verdict|outcome)\**\s*[:-][\s*]*([a-z-]*)$`)
+
+// reasoning is what a critique says before its verdict: the text before
+// the last judgement it states, or before a verdict it was cut off in;
+// all of it when it has neither. The verdicts are scored after it.
 func reasoning(critique string) string {
-	all := judgementPattern.FindAllStringIndex(critique, -1)
-	if len(all) > 0 {
+	if all := judgementPattern.FindAllStringIndex(critique, -1); len(all) > 0 {
 		critique = critique[:all[len(all)-1][0]]
+	} else if m := unfinishedVerdict.FindStringSubmatchIndex(critique); m != nil {
+		word := strings.ToLower(critique[m[2]:m[3]])
+		if strings.HasPrefix("optimal", word) || strings.HasPrefix("suboptimal", word) || strings.HasPrefix("sub-optimal", word) {
+			critique = critique[:m[0]]
+		}
 	}
-	return strings.TrimSpace(critique)
+	// What emphasised the label goes with it ("**Judgement:** optimal").
+	return strings.TrimRight(strings.TrimSpace(critique), " \t\n*_#")
 }
 
 // optimalProbability is the probability of "optimal" between the two

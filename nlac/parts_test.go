@@ -147,6 +147,14 @@ func TestReadingJudgements(t *testing.T) {
 		"It helps. Judgement: optimal. Done.":     "It helps.",
 		"Outcome: suboptimal\nJudgement: optimal": "Outcome: suboptimal",
 		"The action looks optimal to me.":         "The action looks optimal to me.",
+		// Cut off in its verdict; emphasis around the label.
+		"It helps.\nJudgement:":             "It helps.",
+		"It helps.\nVerdict: sub":           "It helps.",
+		"It helps. **Judgement:** optimal":  "It helps.",
+		"**Judgement:** optimal":            "",
+		"The future ends. Outcome: success": "The future ends. Outcome: success",
+		"No verdict.":                       "No verdict.",
+		"**Verdict:** sub-opt":              "",
 	} {
 		if got := reasoning(text); got != want {
 			t.Errorf("reasoning(%q): %q, want %q", text, got, want)
@@ -206,14 +214,14 @@ func TestVerdictScores(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	critiques := []critique{{text: "It writes vowels.\nJudgement: suboptimal", fits: true}, {text: "No verdict.", fits: true}, {text: "Not scored.", fits: false}}
+	critiques := []critique{{text: "It writes vowels.\nJudgement: suboptimal", fits: true}, {text: "No verdict.\nJudgement:", fits: true}, {text: "Not scored.", fits: false}}
 	if err := roles.scoreVerdicts(ctx, [][]int32{prompt, prompt, prompt}, critiques); err != nil {
 		t.Fatal(err)
 	}
 	for k, reasoning := range []string{"It writes vowels.", "No verdict."} {
 		var sums [2]float64
 		for v, w := range verdictWords {
-			res, err := e.Score(ctx, []llm.ScoreRequest{{PromptTokens: prompt, ContinuationTokens: append(tokens(reasoning+verdictCue), tokens(w)...)}}, llm.CallOptions{})
+			res, err := e.Score(ctx, []llm.ScoreRequest{{PromptTokens: prompt, ContinuationTokens: tokens(reasoning + verdictCue + w)}}, llm.CallOptions{})
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -231,21 +239,25 @@ func TestVerdictScores(t *testing.T) {
 	if critiques[1].pOptimal > 0.5 {
 		likelier = Optimal
 	}
-	if c := critiques[1]; !c.asked || ParseJudgement(c.text) != likelier || !strings.HasPrefix(c.text, "No verdict.\nJudgement: ") {
-		t.Errorf("the critique without a verdict: %q (asked %v), want the likelier verdict %s appended", c.text, c.asked, likelier)
+	if c := critiques[1]; !c.asked || c.text != "No verdict.\nJudgement: "+likelier.String() {
+		t.Errorf("the critique cut off before its verdict: %q (asked %v), want the likelier verdict %s after its reasoning", c.text, c.asked, likelier)
 	}
 	if critiques[2].pOptimal != 0 {
 		t.Error("a critique that does not fit was scored")
 	}
 
-	// Room for the critique but not for its verdict: it no longer fits.
-	roles.context = len(prompt) + len(tokens("No verdict.\nJudgement:"))
-	short := []critique{{text: "No verdict.", fits: true}}
-	if err := roles.scoreVerdicts(ctx, [][]int32{prompt}, short); err != nil {
-		t.Fatal(err)
-	}
-	if short[0].fits || short[0].asked {
-		t.Errorf("a verdict past the context: fits %v, asked %v", short[0].fits, short[0].asked)
+	// Room for the longer verdict exactly: scored; a token less: the
+	// critique no longer fits.
+	exact := len(prompt) + len(tokens("No verdict.\nJudgement: suboptimal"))
+	for _, room := range []int{exact, exact - 1} {
+		roles.context = room
+		short := []critique{{text: "No verdict.", fits: true}}
+		if err := roles.scoreVerdicts(ctx, [][]int32{prompt}, short); err != nil {
+			t.Fatal(err)
+		}
+		if fits := room == exact; short[0].fits != fits || short[0].asked != fits {
+			t.Errorf("context %d for %d tokens: fits %v, asked %v; want %v", room, exact, short[0].fits, short[0].asked, fits)
+		}
 	}
 }
 
@@ -534,12 +546,12 @@ func TestRefinementRules(t *testing.T) {
 
 	// Asked for a judgement: the two critiques without one get the
 	// verdict the evaluator finds likelier after them (scripted: optimal
-	// 0.8, then 0.3: suboptimal, refined); the ones with a verdict keep it
-	// whatever its probability.
+	// 0.8, then a tie: suboptimal, refined); the ones with a verdict keep
+	// it whatever its probability.
 	cfg.UnparsedJudgement, cfg.AskJudgement = "suboptimal", true
 	critiques = []string{"Fine.\nJudgement: optimal", "No verdict here.", "Nothing to say.", "Judgement: suboptimal"}
 	ep.Trajectory.Success = true
-	verdicts = []float64{0.4, 0.8, 0.3, 0.6}
+	verdicts = []float64{0.4, 0.8, 0.5, 0.6}
 	recs, counts = run(cfg, critiques, []string{"Action: aeiou", "Action: 123"})
 	ep.Trajectory.Success = false
 	if o := counts.ByOutcome; o.With != 4 || o.OptimalWith != 2 || !slices.Equal(o.POptimalWith, verdicts) || o.Without != 0 {
@@ -576,20 +588,23 @@ func TestRefinementRules(t *testing.T) {
 	}
 }
 
-// TestNLQLDistilsTheBestRated runs NLQL's selection on two states of
+// TestNLQLDistilsTheBestRated runs NLQL's selection on three states of
 // three scripted candidates each: the candidate the evaluator gives the
 // highest probability of "optimal" is distilled (the first on a tie),
-// whatever its sampled verdict, and an empty text never is.
+// whatever its sampled verdict; an empty text never is; a candidate too
+// long for the context is not judged, and a state with none judged
+// teaches nothing.
 func TestNLQLDistilsTheBestRated(t *testing.T) {
 	m, prompts, ep := scriptedSetting(t)
 	var recs []Record
-	for step := range 2 {
+	for _, step := range []int{0, 1, 0} {
 		tr := Transition{Episode: ep, Step: step}
 		recs = append(recs, Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)})
 	}
-	candidates := []string{"Action: aei", "", "Action: aeiou", "Action: xyz", "Action: aei", "Action: xyz"}
-	critiques := []string{"Judgement: optimal", "Judgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal"}
-	c := &scripted{calls: [][]string{candidates, constantTexts("Next: \"Done.\"", 6), critiques}, pOptimal: []float64{0.4, 0.9, 0.6, 0.3, 0.3, 0.2}}
+	long := "Action: " + strings.Repeat("x", 600)
+	candidates := []string{"Action: aei", "", "Action: aeiou", "Action: xyz", "Action: aei", long, long, long, long}
+	critiques := []string{"Judgement: optimal", "Judgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal"}
+	c := &scripted{calls: [][]string{candidates, constantTexts("Next: \"Done.\"", 5), critiques}, pOptimal: []float64{0.4, 0.9, 0.6, 0.3, 0.3}}
 	cfg := rl.DefaultConfig().NLAC
 	cfg.Candidates = 3
 	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
@@ -598,13 +613,20 @@ func TestNLQLDistilsTheBestRated(t *testing.T) {
 	if err := roles.improve(context.Background(), recs, "nlql", func(p uint64) uint64 { return p }, &counts); err != nil {
 		t.Fatal(err)
 	}
-	for i, want := range []string{"Action: aeiou", "Action: xyz"} {
-		if recs[i].Distill != want || len(recs[i].Candidates) != 3 {
-			t.Errorf("state %d: distilled %q (%s) of %d candidates, want %q", i, recs[i].Distill, recs[i].Why, len(recs[i].Candidates), want)
+	for i, want := range []struct {
+		distill, why string
+		judged       int
+	}{
+		{"Action: aeiou", "candidate 3 of 3 rated best (p(optimal) 0.60, judged suboptimal)", 3},
+		{"Action: xyz", "candidate 1 of 2 rated best (p(optimal) 0.30, judged suboptimal)", 2},
+		{"", "no candidate judged: prompts too long", 0},
+	} {
+		if r := recs[i]; r.Distill != want.distill || r.Why != want.why || len(r.Candidates) != want.judged {
+			t.Errorf("state %d: distilled %q (%s) of %d judged candidates, want %q (%s) of %d", i, r.Distill, r.Why, len(r.Candidates), want.distill, want.why, want.judged)
 		}
 	}
-	if counts.NoOptimal != 1 || counts.Changed != 2 || counts.Judgements != 6 || counts.Optimal != 2 {
-		t.Errorf("counts %+v: want 1 state without an optimal candidate, 2 changed, 6 judgements, 2 optimal", counts)
+	if counts.NoOptimal != 2 || counts.Changed != 2 || counts.Judgements != 5 || counts.Optimal != 2 {
+		t.Errorf("counts %+v: want 2 states without an optimal candidate, 2 changed, 5 judgements, 2 optimal", counts)
 	}
 }
 
