@@ -165,6 +165,56 @@ func TestScoringManyContinuationsEvaluatesThePrefixOnce(t *testing.T) {
 	}
 }
 
+// TestMorePromptsThanSlotsReuseWhatIsCached generates for twice as many
+// prompts as slots, then again for the same prompts: the second call
+// admits the prompts the slots still hold first, so it evaluates only the
+// other half (before, each admission evicted the cells the next prompt
+// needed and every prompt was evaluated whole), with the same results.
+func TestMorePromptsThanSlotsReuseWhatIsCached(t *testing.T) {
+	opts := EngineOptions{Parallel: 4, Context: 256}
+	cached, plain := cachedAndPlain(t, opts)
+	reqs := make([]GenerateRequest, 8)
+	for i := range reqs {
+		tokens, err := testModel.Tokenize(fmt.Sprintf("Task %d: you see a cabinet %d, a drawer and a mug %d. Action:", i, i+1, i*3), true, false)
+		if err != nil {
+			t.Fatal(err)
+		}
+		reqs[i] = GenerateRequest{Tokens: tokens}
+	}
+	for _, e := range []*Engine{cached, plain} {
+		if _, err := e.Generate(context.Background(), reqs, greedy(6), CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	before := cached.Stats()
+	got, err := cached.Generate(context.Background(), reqs, greedy(6), CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := plain.Generate(context.Background(), reqs, greedy(6), CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range want {
+		sameCompletion(t, fmt.Sprintf("prompt %d", i), got[i][0], want[i][0])
+	}
+	var half, all int64
+	for i, r := range reqs {
+		all += int64(len(r.Tokens))
+		if i >= len(reqs)/2 {
+			half += int64(len(r.Tokens))
+		}
+	}
+	after := cached.Stats()
+	evaluated, reused := after.PromptTokens-before.PromptTokens, after.CachedTokens-before.CachedTokens
+	t.Logf("second call: %d prompt tokens evaluated, %d reused, of %d", evaluated, reused, all)
+	// The slots hold the last four prompts (each less the token whose
+	// logits it needs, fed again).
+	if reused < half-4 || evaluated > all-half+4 {
+		t.Fatalf("second call evaluated %d and reused %d of %d prompt tokens: want the last four prompts' %d reused", evaluated, reused, all, half)
+	}
+}
+
 func TestCacheEntriesBelongToOneAdapterSet(t *testing.T) {
 	a, err := testModel.LoadAdapter(writeTestAdapter(t, testModel.Info().Architecture, false))
 	if err != nil {

@@ -330,8 +330,7 @@ func (s *scheduler) admit() {
 	parallel := s.e.opts.Parallel
 	admitted := false
 	for len(s.waiting) > 0 && len(s.active) < parallel {
-		q := s.waiting[0]
-		s.waiting = s.waiting[1:]
+		q := s.next()
 		s.place(q)
 		n := min(len(q.followers), parallel-len(s.active))
 		for _, f := range q.followers[:n] {
@@ -353,6 +352,37 @@ func (s *scheduler) admit() {
 		// slot order keeps that one micro-batch where the ids allow.
 		slices.SortFunc(s.active, func(a, b *sequence) int { return a.slot.id - b.slot.id })
 	}
+}
+
+// maxCacheScan bounds how many waiting sequences next compares with the
+// free slots.
+const maxCacheScan = 64
+
+// next removes and returns the waiting sequence to admit: the one whose
+// prompt a free slot holds the longest prefix of, the first on a tie
+// (the first waiting when nothing is cached). Cache hits go first so that
+// a call of more prompts than slots does not evict, least recently used
+// first, the very cells its later prompts need: after 2P prompts on P
+// slots, the same 2P again (or scored after their completions) would
+// otherwise evaluate all 2P whole, and now evaluate P.
+func (s *scheduler) next() *sequence {
+	best, bestLen := 0, 0
+	if s.caching() {
+		for i, q := range s.waiting[:min(len(s.waiting), maxCacheScan)] {
+			want := q.tokens[:q.firstOutput()]
+			for _, sl := range s.slots {
+				if sl.seq != nil || !sameAdapters(sl.adapters, s.adapters) {
+					continue
+				}
+				if n := CommonPrefix(sl.tokens, want); n > bestLen {
+					best, bestLen = i, n
+				}
+			}
+		}
+	}
+	q := s.waiting[best]
+	s.waiting = slices.Delete(s.waiting, best, best+1)
+	return q
 }
 
 func (s *scheduler) take(q *sequence, sl *kvSlot) {
