@@ -427,13 +427,15 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 // out of tokens, or drifts into describing the page, before its verdict.
 func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiques []critique) error {
 	var scored []int
+	var verdicts [][2]string // each scored critique's two texts
 	var heads, tails [][]int32
 	for k, c := range critiques {
 		if !c.fits {
 			continue
 		}
+		both := verdictTexts(c.text)
 		var texts [2][]int32
-		for v, text := range verdictTexts(c.text) {
+		for v, text := range both {
 			tokens, err := m.model.Tokenize(text, false, false)
 			if err != nil {
 				return err
@@ -447,6 +449,7 @@ func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiq
 		shared := llm.CommonPrefix(texts[0], texts[1])
 		head := append(slices.Clip(prompts[k]), texts[0][:shared]...)
 		scored = append(scored, k)
+		verdicts = append(verdicts, both)
 		heads = append(heads, head, head)
 		tails = append(tails, texts[0][shared:], texts[1][shared:])
 	}
@@ -465,11 +468,11 @@ func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiq
 		c := &critiques[k]
 		c.pOptimal = optimalProbability(logProbs[2*j], logProbs[2*j+1])
 		if m.cfg.AskJudgement && ParseJudgement(c.text) == Unparsed {
-			verdict := Suboptimal
+			// The likelier of the two texts scored (suboptimal on a tie).
+			c.text = verdicts[j][1]
 			if c.pOptimal > 0.5 {
-				verdict = Optimal
+				c.text = verdicts[j][0]
 			}
-			c.text = strings.TrimPrefix(reasoning(c.text)+"\nJudgement: "+verdict.String(), "\n")
 			c.asked = true
 		}
 	}

@@ -392,9 +392,10 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
 	// Shares of no judgement at all (NLQL, or a batch without a
 	// successful episode) are left out rather than written as 0.
-	for key, split := range map[[2]string]JudgedSplit{
-		{"optimal_in_success", "optimal_in_failure"}: c.ByOutcome,
-		{"optimal_of_expert", "optimal_of_others"}:   c.ByExpert,
+	// (with, without, AUC) keys of each split.
+	for key, split := range map[[3]string]JudgedSplit{
+		{"optimal_in_success", "optimal_in_failure", "auc_by_outcome"}: c.ByOutcome,
+		{"optimal_of_expert", "optimal_of_others", "auc_by_expert"}:    c.ByExpert,
 	} {
 		if split.With > 0 {
 			m.Metrics[key[0]] = share(split.OptimalWith, split.With)
@@ -402,10 +403,8 @@ func (c Counts) addTo(m *rl.Metrics) {
 		if split.Without > 0 {
 			m.Metrics[key[1]] = share(split.OptimalWithout, split.Without)
 		}
-	}
-	for key, split := range map[string]JudgedSplit{"auc_by_outcome": c.ByOutcome, "auc_by_expert": c.ByExpert} {
 		if a, ok := split.auc(); ok {
-			m.Metrics[key] = a
+			m.Metrics[key[2]] = a
 		}
 	}
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
