@@ -41,9 +41,15 @@ type EngineOptions struct {
 	// CacheMiB is the KV cache's memory budget. It holds CacheMiB / (Context
 	// x KV bytes per token) streams of Context tokens: Parallel of them
 	// decode, the others keep conversations and shared prefixes between
-	// calls (the prefix cache, see Session). 0 (the default) makes Parallel
-	// streams, the memory Parallel sequences of Context tokens need.
+	// calls (the prefix cache, see Session). 0 (the default) makes Streams
+	// streams.
 	CacheMiB int
+	// Streams is the number of KV streams where CacheMiB is 0: at least
+	// Parallel (0: Parallel), at most llama.cpp's limit on sequences. A
+	// caller that comes back to more prompts than Parallel (a critic's
+	// roles over a batch of transitions) keeps them all cached with one
+	// stream each.
+	Streams int
 	// NoPrefixCache evaluates every prompt whole, as if nothing were cached
 	// (for comparisons; results are the same either way).
 	NoPrefixCache bool
@@ -57,7 +63,7 @@ type EngineOptions struct {
 // most nine tenths of it, the rest left to the weights and everything
 // else.
 func (m *Model) checkKVMemory(o EngineOptions) error {
-	kv, streams := kvBytesPerToken(m.info), o.streams(m.info)
+	kv, streams := m.info.KVBytesPerToken(), o.streams(m.info)
 	need := uint64(streams) * uint64(o.Context) * uint64(kv)
 	var gpu, host uint64
 	for _, d := range cgo.Devices() {
@@ -76,6 +82,9 @@ func (m *Model) checkKVMemory(o EngineOptions) error {
 		return nil
 	}
 	lower := "the parallel sequences or the context"
+	if o.Streams > o.Parallel {
+		lower = "the KV streams kept, the parallel sequences or the context"
+	}
 	if o.CacheMiB > 0 {
 		lower = fmt.Sprintf("the KV cache budget (%d MiB), the parallel sequences or the context", o.CacheMiB)
 	}
@@ -87,20 +96,23 @@ func (m *Model) checkKVMemory(o EngineOptions) error {
 		seqs, o.Context, float64(need)/(1<<30), kv>>10, where, float64(have)/(1<<30), lower)
 }
 
-// kvBytesPerToken is the size of one token's keys and values in the KV cache
-// (F16, every layer), from the model's shape.
-func kvBytesPerToken(info Info) int64 {
+// KVBytesPerToken is the size of one token's keys and values in the KV
+// cache (F16, every layer), from the model's shape.
+func (info Info) KVBytesPerToken() int64 {
 	headDim := int64(info.Embedding / max(info.Heads, 1))
 	return int64(info.Layers) * int64(info.HeadsKV) * headDim * 2 * 2
 }
 
-// streams is the number of KV streams (llama.cpp sequence ids) the cache
-// budget holds; with SharedKV it is Parallel.
+// streams is the number of KV streams (llama.cpp sequence ids): those the
+// cache budget holds, or Streams; with SharedKV it is Parallel.
 func (o EngineOptions) streams(info Info) int {
-	if o.SharedKV || o.CacheMiB == 0 {
+	switch {
+	case o.SharedKV:
 		return o.Parallel
+	case o.CacheMiB == 0:
+		return min(max(o.Streams, o.Parallel), cgo.MaxParallelSequences())
 	}
-	return int(int64(o.CacheMiB) << 20 / (int64(o.Context) * kvBytesPerToken(info)))
+	return int(int64(o.CacheMiB) << 20 / (int64(o.Context) * info.KVBytesPerToken()))
 }
 
 // FlashAttn selects llama.cpp's flash attention.
@@ -152,14 +164,16 @@ func (o EngineOptions) validate(info Info) error {
 		return fmt.Errorf("flash attention %q: want auto, on or off", o.FlashAttn)
 	case o.CacheMiB < 0:
 		return fmt.Errorf("KV cache budget %d MiB must not be negative", o.CacheMiB)
+	case o.Streams < 0:
+		return fmt.Errorf("KV streams %d must not be negative", o.Streams)
+	case o.Parallel > cgo.MaxParallelSequences():
+		return fmt.Errorf("parallel sequences %d exceed llama.cpp's limit of %d", o.Parallel, cgo.MaxParallelSequences())
 	case streams < 1:
-		return fmt.Errorf("KV cache budget of %d MiB is too small for one sequence of %d tokens (%d KiB per token)", o.CacheMiB, o.Context, kvBytesPerToken(info)>>10)
+		return fmt.Errorf("KV cache budget of %d MiB is too small for one sequence of %d tokens (%d KiB per token)", o.CacheMiB, o.Context, info.KVBytesPerToken()>>10)
 	case streams < o.Parallel:
 		return fmt.Errorf("KV cache budget of %d MiB holds %d sequences of %d tokens, fewer than the %d parallel ones", o.CacheMiB, streams, o.Context, o.Parallel)
 	case streams > cgo.MaxParallelSequences():
 		return fmt.Errorf("KV cache budget of %d MiB makes %d streams of %d tokens, more than llama.cpp's limit of %d sequences: lower it or raise the context", o.CacheMiB, streams, o.Context, cgo.MaxParallelSequences())
-	case o.Parallel > cgo.MaxParallelSequences():
-		return fmt.Errorf("parallel sequences %d exceed llama.cpp's limit of %d", o.Parallel, cgo.MaxParallelSequences())
 	case o.Context < 8:
 		return fmt.Errorf("context %d must be at least 8 tokens", o.Context)
 	case o.Batch < o.Parallel:
@@ -266,6 +280,11 @@ type Completion struct {
 	LogProbs     []float32 `json:"logprobs"`
 	FinishReason string    `json:"finish_reason"` // eos, stop, length or context
 	PromptTokens int       `json:"prompt_tokens"`
+	// EvaluatedTokens are the prompt tokens this sample's sequence computed;
+	// the rest came from the prefix cache or from another sample of the
+	// same prompt. Summed over a request's completions it is what the
+	// request cost in prompt evaluation.
+	EvaluatedTokens int `json:"evaluated_tokens"`
 }
 
 // Finish reasons.

@@ -135,6 +135,16 @@ func TestSamplesSharingAPromptEqualSeparateRuns(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	// The prompt is evaluated once, by the first sample, for all five.
+	for k, c := range shared[0] {
+		want := 0
+		if k == 0 {
+			want = c.PromptTokens
+		}
+		if c.EvaluatedTokens != want {
+			t.Fatalf("sample %d evaluated %d of its %d prompt tokens, want %d", k, c.EvaluatedTokens, c.PromptTokens, want)
+		}
+	}
 	single := generateOne(t, e, prompt, greedy(16))
 	for k, c := range shared[0] {
 		if c.Sample != k {
@@ -161,6 +171,7 @@ func TestSamplesSharingAPromptEqualSeparateRuns(t *testing.T) {
 func TestMoreSamplesThanSlots(t *testing.T) {
 	e := newTestEngine(t, EngineOptions{Parallel: 3})
 	s := Sampling{Temperature: 1, TopP: 1, Seed: 5, MaxTokens: 8, IgnoreEOS: true}
+	before := e.Stats()
 	res, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: testPrompts[0], N: 7}, {Prompt: testPrompts[1], N: 2}}, s, CallOptions{})
 	if err != nil {
 		t.Fatal(err)
@@ -168,12 +179,17 @@ func TestMoreSamplesThanSlots(t *testing.T) {
 	if len(res[0]) != 7 || len(res[1]) != 2 {
 		t.Fatalf("got %d and %d completions, want 7 and 2", len(res[0]), len(res[1]))
 	}
+	evaluated := 0
 	for _, comps := range res {
 		for _, c := range comps {
 			if len(c.Tokens) != 8 || c.FinishReason != FinishLength {
 				t.Fatalf("completion %d/%d: %d tokens, reason %s", c.Prompt, c.Sample, len(c.Tokens), c.FinishReason)
 			}
+			evaluated += c.EvaluatedTokens
 		}
+	}
+	if want := e.Stats().PromptTokens - before.PromptTokens; int64(evaluated) != want {
+		t.Fatalf("the completions evaluated %d prompt tokens, the engine %d", evaluated, want)
 	}
 }
 
@@ -371,7 +387,7 @@ func TestKVCacheLargerThanMemoryIsRefused(t *testing.T) {
 		t.Skip("ggml reports no memory size for the CPU")
 	}
 	const parallel = 64
-	kv := uint64(kvBytesPerToken(testModel.Info()))
+	kv := uint64(testModel.Info().KVBytesPerToken())
 	ctx := int(2 * host / parallel / kv)
 	_, err := testModel.NewEngine(EngineOptions{Parallel: parallel, Context: ctx, Threads: 1})
 	if err == nil || !strings.Contains(err.Error(), fmt.Sprintf("the KV cache of 64 sequences of %d tokens needs", ctx)) ||

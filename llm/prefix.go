@@ -112,11 +112,22 @@ func (s *scheduler) place(q *sequence) {
 			reuse, reuseLen = sl, n
 		}
 	}
+	if reuse != nil && s.keeps(q, reuse, reuseLen) {
+		// Taking the slot would drop cells a later prompt may want, and
+		// another slot is the one to evict: copy the shared prefix there
+		// (or, too short to copy, evaluate everything there).
+		if reuseLen > srcLen {
+			src, srcLen = reuse, reuseLen
+		}
+		reuse, reuseLen = nil, 0
+	}
 	if src != nil && srcLen >= reuseLen+minCopiedPrefix {
 		if dst := s.victim(src); dst != nil {
 			dst.clear(s.e.ctx)
 			s.take(q, dst)
 			q.prefixFrom, q.prefixLen = src, srcLen
+			s.tick++
+			src.lastUse = s.tick
 			return
 		}
 	}
@@ -128,6 +139,23 @@ func (s *scheduler) place(q *sequence) {
 	s.e.ctx.SeqRemove(reuse.id, reuseLen, -1)
 	q.fed = reuseLen
 	s.e.stats.cachedTokens.Add(int64(reuseLen))
+}
+
+// keeps reports whether q, sharing n tokens with free slot sl, should
+// leave sl's cells alone: sl holds more than the shared prefix (another
+// prompt's tail, not q's own conversation's last turn), and least recently
+// used eviction would take another slot. Several prompts with a common
+// head (the roles of one transition, the candidates of one state) then
+// each keep their cells while the streams last, instead of cutting back
+// each other's.
+func (s *scheduler) keeps(q *sequence, sl *kvSlot, n int) bool {
+	if q.session != nil && sl.session == q.session {
+		return false
+	}
+	if len(sl.tokens)-n < minCopiedPrefix {
+		return false
+	}
+	return s.victim(nil) != sl
 }
 
 // victim is the free slot to evict: an empty one (lowest id first, which

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
+
+	"github.com/agentrl/agentrl/cgo"
 )
 
 // The prefix cache must never change results: every test here runs the
@@ -170,9 +172,11 @@ func TestScoringManyContinuationsEvaluatesThePrefixOnce(t *testing.T) {
 // admits the prompts the slots still hold first, so it evaluates only the
 // other half (before, each admission evicted the cells the next prompt
 // needed and every prompt was evaluated whole), with the same results.
+// TestMorePromptsThanSlotsReuseWhatIsCached: a second call of eight
+// prompts on four parallel slots reuses what the streams still hold: the
+// last four prompts with a stream per slot, all eight with eight streams
+// (EngineOptions.Streams). Results are the same as without a cache.
 func TestMorePromptsThanSlotsReuseWhatIsCached(t *testing.T) {
-	opts := EngineOptions{Parallel: 4, Context: 256}
-	cached, plain := cachedAndPlain(t, opts)
 	reqs := make([]GenerateRequest, 8)
 	for i := range reqs {
 		tokens, err := testModel.Tokenize(fmt.Sprintf("Task %d: you see a cabinet %d, a drawer and a mug %d. Action:", i, i+1, i*3), true, false)
@@ -181,37 +185,67 @@ func TestMorePromptsThanSlotsReuseWhatIsCached(t *testing.T) {
 		}
 		reqs[i] = GenerateRequest{Tokens: tokens}
 	}
-	for _, e := range []*Engine{cached, plain} {
-		if _, err := e.Generate(context.Background(), reqs, greedy(6), CallOptions{}); err != nil {
-			t.Fatal(err)
+	for _, streams := range []int{0, 8} {
+		t.Run(fmt.Sprintf("streams=%d", streams), func(t *testing.T) {
+			cached, plain := cachedAndPlain(t, EngineOptions{Parallel: 4, Context: 256, Streams: streams})
+			for _, e := range []*Engine{cached, plain} {
+				if _, err := e.Generate(context.Background(), reqs, greedy(6), CallOptions{}); err != nil {
+					t.Fatal(err)
+				}
+			}
+			before := cached.Stats()
+			got, err := cached.Generate(context.Background(), reqs, greedy(6), CallOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := plain.Generate(context.Background(), reqs, greedy(6), CallOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			for i := range want {
+				sameCompletion(t, fmt.Sprintf("prompt %d", i), got[i][0], want[i][0])
+			}
+			// The streams hold the last prompts (each less the token whose
+			// logits it needs, fed again): four, or all eight.
+			held := len(reqs) / 2
+			if streams > 0 {
+				held = len(reqs)
+			}
+			var kept, all int64
+			for i, r := range reqs {
+				all += int64(len(r.Tokens))
+				if i >= len(reqs)-held {
+					kept += int64(len(r.Tokens))
+				}
+			}
+			after := cached.Stats()
+			evaluated, reused := after.PromptTokens-before.PromptTokens, after.CachedTokens-before.CachedTokens
+			t.Logf("second call: %d prompt tokens evaluated, %d reused, of %d", evaluated, reused, all)
+			var told int64
+			for _, c := range got {
+				told += int64(c[0].EvaluatedTokens)
+			}
+			if told != evaluated {
+				t.Fatalf("the completions say they evaluated %d prompt tokens, the engine %d", told, evaluated)
+			}
+			if reused < kept-int64(held) || evaluated > all-kept+int64(held) {
+				t.Fatalf("second call evaluated %d and reused %d of %d prompt tokens: want the last %d prompts' %d reused", evaluated, reused, all, held, kept)
+			}
+		})
+	}
+}
+
+// TestStreams: the engine keeps Streams KV streams, at least Parallel and
+// at most llama.cpp's limit.
+func TestStreams(t *testing.T) {
+	for _, c := range []struct{ parallel, streams, want int }{{4, 0, 4}, {4, 2, 4}, {4, 8, 8}, {1, 1 << 20, cgo.MaxParallelSequences()}} {
+		e := newTestEngine(t, EngineOptions{Parallel: c.parallel, Context: 32, Streams: c.streams})
+		if got := e.CacheTokens(); got != c.want*32 {
+			t.Errorf("parallel %d, streams %d: a cache of %d tokens, want %d streams of 32", c.parallel, c.streams, got, c.want)
 		}
 	}
-	before := cached.Stats()
-	got, err := cached.Generate(context.Background(), reqs, greedy(6), CallOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want, err := plain.Generate(context.Background(), reqs, greedy(6), CallOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	for i := range want {
-		sameCompletion(t, fmt.Sprintf("prompt %d", i), got[i][0], want[i][0])
-	}
-	var half, all int64
-	for i, r := range reqs {
-		all += int64(len(r.Tokens))
-		if i >= len(reqs)/2 {
-			half += int64(len(r.Tokens))
-		}
-	}
-	after := cached.Stats()
-	evaluated, reused := after.PromptTokens-before.PromptTokens, after.CachedTokens-before.CachedTokens
-	t.Logf("second call: %d prompt tokens evaluated, %d reused, of %d", evaluated, reused, all)
-	// The slots hold the last four prompts (each less the token whose
-	// logits it needs, fed again).
-	if reused < half-4 || evaluated > all-half+4 {
-		t.Fatalf("second call evaluated %d and reused %d of %d prompt tokens: want the last four prompts' %d reused", evaluated, reused, all, half)
+	if _, err := testModel.NewEngine(EngineOptions{Parallel: 1, Streams: -1}); err == nil || !strings.Contains(err.Error(), "KV streams -1") {
+		t.Errorf("negative streams: %v", err)
 	}
 }
 

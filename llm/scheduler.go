@@ -462,6 +462,11 @@ func (s *scheduler) step() {
 	}
 	s.e.stats.promptTokens.Add(nPrompt)
 	s.e.stats.generatedTokens.Add(nGen)
+	for _, b := range s.batchSeqs {
+		if q := b.seq; q.completion != nil && !q.generating() {
+			q.completion.EvaluatedTokens += q.fed - b.pos
+		}
+	}
 	s.collectDraws()
 	s.computeDraws()
 	for i := range s.draws {

@@ -137,17 +137,18 @@ func (m *roleModel) generate(ctx context.Context, what string, snap rl.Snapshot,
 		return nil, err
 	}
 	if m.progress != nil {
-		// The prompts' tokens and the sampled ones: what the call's time
-		// went on. Prefixes the engine reused from its cache are counted
-		// too, so the prompt count may exceed what it computed.
-		promptTokens, generated := 0, 0
+		// What the call's time went on: the prompts' tokens, those the
+		// engine computed (the rest came from its prefix cache), and the
+		// sampled ones.
+		promptTokens, evaluated, generated := 0, 0, 0
 		for i, r := range res {
 			promptTokens += len(prompts[i])
 			for _, c := range r {
+				evaluated += c.EvaluatedTokens
 				generated += len(c.Tokens)
 			}
 		}
-		m.progress("  %s: %d x %d in %.1fs (%d prompt tokens, %d generated)", what, len(prompts), n, time.Since(start).Seconds(), promptTokens, generated)
+		m.progress("  %s: %d x %d in %.1fs (%d prompt tokens, %d evaluated; %d generated)", what, len(prompts), n, time.Since(start).Seconds(), promptTokens, evaluated, generated)
 	}
 	out := make([][]string, len(res))
 	for i, r := range res {

@@ -355,7 +355,7 @@ func TestUserPrompts(t *testing.T) {
 	if msgs[0].Content != "Judge." || msgs[1].Content != "Action: go [a][b]" {
 		t.Errorf("user template rendered %q / %q", msgs[0].Content, msgs[1].Content)
 	}
-	if msgs, err := p.render(roleSuccessor, promptData{Action: "Action: go"}); err != nil || !strings.Contains(msgs[0].Content, "Outcome: success") {
+	if msgs, err := p.render(roleSuccessor, promptData{Action: "Action: go"}); err != nil || !strings.Contains(msgs[1].Content, "Outcome: success") {
 		t.Errorf("built-in successor template: %v %v", msgs, err)
 	}
 	if err := os.WriteFile(filepath.Join(dir, "critic.tmpl"), []byte(`{{define "system"}}{{end}}{{define "user"}}{{end}}`), 0o644); err != nil {
@@ -370,6 +370,37 @@ func TestUserPrompts(t *testing.T) {
 	}
 	if _, err := LoadPrompts(dir); err == nil || !strings.Contains(err.Error(), `no {{define "system"}}`) {
 		t.Errorf("template without a system section: %v", err)
+	}
+}
+
+// TestBuiltinRolesShareTheirHead: the built-in prompts of every role
+// begin with the same system message, task, history and action, and ask
+// for their role's text only after them, so that the engine's prefix
+// cache evaluates a transition's head once for its future, critique,
+// verdict and refinement.
+func TestBuiltinRolesShareTheirHead(t *testing.T) {
+	p, err := LoadPrompts("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	d := promptData{Instruction: "Buy a red scarf.", History: "Observation: [Search]", Action: "search[red scarf]",
+		NextObservation: "Results", NextAction: "click[b01]", NextFuture: "It buys it.", Futures: []string{"It buys it."}, Critique: "Good."}
+	head := "Task instructions:\nBuy a red scarf.\n\nObservation: [Search]\nThe agent's action: search[red scarf]\n"
+	var system string
+	for _, role := range roles {
+		msgs, err := p.render(role, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if system == "" {
+			system = msgs[0].Content
+		}
+		if msgs[0].Content != system {
+			t.Errorf("%s's system message %q differs from %q", role, msgs[0].Content, system)
+		}
+		if !strings.HasPrefix(msgs[1].Content, head) || len(msgs[1].Content) < len(head)+20 {
+			t.Errorf("%s's user message does not begin with the shared head and go on with its request:\n%s", role, msgs[1].Content)
+		}
 	}
 }
 

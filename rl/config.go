@@ -11,6 +11,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -82,6 +83,28 @@ type RolloutConfig struct {
 	// none); an environment that exceeds it (a remote server that hangs)
 	// fails its episode and the run goes on.
 	StepTimeout float64 `yaml:"step_timeout"`
+}
+
+// kvStreams is the number of KV streams the engine keeps where
+// rollout.kv_cache_mib is not set: the parallel sequences', and for NLAC
+// one per prompt of a role's call (the batch's transitions; NLQL's
+// candidates of each), so that every prompt keeps its head cached from its
+// future through its critique, verdict and refinement. The streams beyond
+// the parallel ones take at most an eighth of memory (where it is known).
+func (c Config) kvStreams(info llm.Info, memory uint64) int {
+	want := c.Rollout.Parallel
+	if c.Algorithm == "nlac" {
+		prompts := c.NLAC.Batch
+		if c.NLAC.Method == "nlql" {
+			prompts *= c.NLAC.Candidates
+		}
+		want = max(want, prompts)
+	}
+	if memory > 0 {
+		stream := uint64(c.Rollout.Context) * uint64(info.KVBytesPerToken())
+		want = min(want, c.Rollout.Parallel+int(memory/8/max(stream, 1)))
+	}
+	return want
 }
 
 // EvalConfig says how the actor is evaluated during the run: greedy

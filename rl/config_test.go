@@ -5,6 +5,8 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/agentrl/agentrl/llm"
 )
 
 func writeConfig(t *testing.T, text string) string {
@@ -83,5 +85,33 @@ func TestDefaultMemoryBudgetIsBounded(t *testing.T) {
 	}
 	if DefaultConfig().LoRA.MemoryMiB != got {
 		t.Errorf("DefaultConfig's lora.memory_mib %d, want DefaultMemoryMiB %d", DefaultConfig().LoRA.MemoryMiB, got)
+	}
+}
+
+// TestKVStreams: NLAC keeps a KV stream per prompt of a role's call (NLQL
+// per candidate), the others the parallel sequences', and the streams
+// beyond those take at most an eighth of memory.
+func TestKVStreams(t *testing.T) {
+	// SmolLM2-135M's shape: 22.5 KiB per token, 45 MiB per stream of 2,048.
+	info := llm.Info{Layers: 30, Heads: 9, HeadsKV: 3, Embedding: 576}
+	const gib = 1 << 30
+	cfg := DefaultConfig()
+	cfg.Rollout.Parallel, cfg.Rollout.Context, cfg.NLAC.Batch, cfg.NLAC.Candidates = 16, 2048, 32, 4
+	for _, c := range []struct {
+		algorithm, method string
+		memory            uint64
+		want              int
+	}{
+		{"grpo", "", 24 * gib, 16},
+		{"nlac", "nlac", 24 * gib, 32},
+		{"nlac", "nlac", 0, 32}, // memory unknown
+		{"nlac", "nlql", 24 * gib, 16 + 68},
+		{"nlac", "nlql", 64 * gib, 128},
+		{"nlac", "nlac", 2 * gib, 16 + 5},
+	} {
+		cfg.Algorithm, cfg.NLAC.Method = c.algorithm, c.method
+		if got := cfg.kvStreams(info, c.memory); got != c.want {
+			t.Errorf("%s %s with %d GiB: %d streams, want %d", c.algorithm, c.method, c.memory/gib, got, c.want)
+		}
 	}
 }

@@ -189,6 +189,7 @@ func Open(cfg Config, o Options) (*Run, error) {
 	r.model = m
 	e, err := m.NewEngine(llm.EngineOptions{
 		Parallel: cfg.Rollout.Parallel, Context: cfg.Rollout.Context, Threads: cfg.Threads, CacheMiB: cfg.Rollout.KVCacheMiB,
+		Streams: cfg.kvStreams(m.Info(), physicalMemory()),
 	})
 	if err != nil {
 		m.Close()
