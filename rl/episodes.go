@@ -26,7 +26,7 @@ func (r *Run) Rollouts(ctx context.Context, it, tasks, group int, temperature fl
 	if err != nil {
 		return nil, err
 	}
-	if err := r.writeTrajectories(fmt.Sprintf("iter-%06d", it), trajs); err != nil {
+	if err := writeTrajectories(r.Dir, fmt.Sprintf("iter-%06d", it), trajs); err != nil {
 		return nil, err
 	}
 	var ok []rollout.Trajectory
@@ -121,7 +121,7 @@ func (r *Run) actorSnapshot(s llm.Sampling) Snapshot {
 }
 
 // Evaluate plays greedy episodes of split with the actor (see Evaluate).
-func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) (rollout.Summary, error) {
+func (r *Run) Evaluate(ctx context.Context, split envs.Split, episodes int) ([]rollout.Trajectory, error) {
 	return Evaluate(ctx, r.collector, r.actorSnapshot(llm.Sampling{}), r.Config.Rollout, split, episodes, r.progressf())
 }
 

@@ -20,15 +20,53 @@ import (
 // is evaluated on the same tasks, with the rollout settings of the run
 // (step limit, action length). A long evaluation reports its progress
 // through logf (nil: silent).
-func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int, logf func(string, ...any)) (rollout.Summary, error) {
+func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int, logf func(string, ...any)) ([]rollout.Trajectory, error) {
 	p.Sampling = rollout.DefaultActionSampling()
 	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, 0, 1
 	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.StepTimeoutDuration(),
 		Progress: EpisodeProgress(logf, "eval "+string(split), episodes)})
-	if err != nil {
-		return rollout.Summary{}, err
+	return trajs, err
+}
+
+// EvalEpisode is one evaluation episode in brief, as eval/<split>.json
+// lists it: what the policy did, without the pages it saw, so that a
+// run's record shows why it scored what it did.
+type EvalEpisode struct {
+	Seed    int64        `json:"seed"`
+	Success bool         `json:"success"`
+	Score   float64      `json:"score"`
+	Actions []EvalAction `json:"actions"`
+	Error   string       `json:"error,omitempty"`
+}
+
+// EvalAction is one step of an EvalEpisode: the action the environment
+// parsed, or the policy's text where it parsed none (at most
+// evalActionChars characters).
+type EvalAction struct {
+	Action  string `json:"action"`
+	Invalid bool   `json:"invalid,omitempty"`
+}
+
+const evalActionChars = 200
+
+// briefEpisodes makes the EvalEpisodes of trajs.
+func briefEpisodes(trajs []rollout.Trajectory) []EvalEpisode {
+	out := make([]EvalEpisode, len(trajs))
+	for i, t := range trajs {
+		e := EvalEpisode{Seed: t.Seed, Success: t.Success, Score: t.Score, Error: t.Error, Actions: make([]EvalAction, len(t.Steps))}
+		for k, st := range t.Steps {
+			a := st.ParsedAction
+			if a == "" {
+				a = st.Action
+			}
+			if r := []rune(a); len(r) > evalActionChars {
+				a = string(r[:evalActionChars]) + "…"
+			}
+			e.Actions[k] = EvalAction{Action: a, Invalid: !st.Info.ValidAction}
+		}
+		out[i] = e
 	}
-	return rollout.Summarize(trajs), nil
+	return out
 }
 
 // EvaluateRun evaluates the latest actor adapter of the run in dir on
@@ -63,11 +101,11 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	c := &LocalCollector{Engine: e, NewEnv: newEnv, Parallel: cfg.Rollout.Parallel}
 	defer c.Close()
 	snap := Snapshot{Model: modelPath, Adapters: []AdapterFile{{Path: adapterPath, Scale: 1}}}
-	sum, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes, WriterLogf(progress))
+	trajs, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes, WriterLogf(progress))
 	if err != nil {
-		return sum, err
+		return rollout.Summary{}, err
 	}
-	return sum, writeEval(dir, split, sum)
+	return rollout.Summarize(trajs), writeEval(dir, split, trajs)
 }
 
 // progressEvery is how often a long collection of episodes reports.

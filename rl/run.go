@@ -317,16 +317,17 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 	r.endPhase("handover")
 	last := it == r.Config.Iterations
 	if e := r.Config.Eval; e.Episodes > 0 && (last || (e.Every > 0 && it%e.Every == 0)) {
-		sum, err := r.Evaluate(ctx, e.Split, e.Episodes)
+		trajs, err := r.Evaluate(ctx, e.Split, e.Episodes)
 		if err != nil {
 			return fmt.Errorf("evaluation after iteration %d: %w", it, err)
 		}
+		sum := rollout.Summarize(trajs)
 		r.metrics.Eval = &EvalMetrics{Split: e.Split, Episodes: sum.Episodes, Success: sum.SuccessRate, Score: sum.MeanScore, Steps: sum.MeanSteps}
 		secs := r.endPhase("eval")
 		r.logf("iter %d/%d eval on %s: success %.2f, score %.3f, steps %.1f (%d episodes, %s)", it, r.Config.Iterations,
 			e.Split, sum.SuccessRate, sum.MeanScore, sum.MeanSteps, sum.Episodes, round(secs))
 		if last {
-			if err := r.WriteEval(e.Split, sum); err != nil {
+			if err := writeEval(r.Dir, e.Split, trajs); err != nil {
 				return err
 			}
 		}
@@ -421,27 +422,31 @@ func (r *Run) plot() error {
 // firstIteration is the first iteration this process ran.
 func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 
-// WriteEval writes eval/<split>.json for the actor's latest adapter.
-func (r *Run) WriteEval(split envs.Split, sum rollout.Summary) error {
-	return writeEval(r.Dir, split, sum)
-}
-
-func writeEval(dir string, split envs.Split, sum rollout.Summary) error {
+// writeEval writes the evaluation of the actor's latest adapter on split:
+// eval/<split>.json, the summary and every episode in brief, and its
+// episodes whole in trajectories/eval-<split>.jsonl.gz.
+func writeEval(dir string, split envs.Split, trajs []rollout.Trajectory) error {
+	if err := writeTrajectories(dir, "eval-"+string(split), trajs); err != nil {
+		return err
+	}
+	sum := rollout.Summarize(trajs)
 	data, err := json.MarshalIndent(struct {
-		Split    envs.Split      `json:"split"`
-		Episodes int             `json:"episodes"`
-		Adapter  string          `json:"adapter"`
-		Summary  rollout.Summary `json:"summary"`
-	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), sum}, "", "  ")
+		Split        envs.Split      `json:"split"`
+		EpisodeCount int             `json:"episodes"`
+		Adapter      string          `json:"adapter"`
+		Summary      rollout.Summary `json:"summary"`
+		Episodes     []EvalEpisode   `json:"episode_actions"`
+	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), sum, briefEpisodes(trajs)}, "", "  ")
 	if err != nil {
 		return err
 	}
 	return writeFileAtomic(filepath.Join(dir, "eval", string(split)+".json"), append(data, '\n'))
 }
 
-// writeTrajectories writes the episodes gzipped to trajectories/NAME.jsonl.gz.
-func (r *Run) writeTrajectories(name string, trajs []rollout.Trajectory) error {
-	path := filepath.Join(r.Dir, "trajectories", name+".jsonl.gz")
+// writeTrajectories writes the episodes gzipped to the run dir's
+// trajectories/NAME.jsonl.gz.
+func writeTrajectories(dir, name string, trajs []rollout.Trajectory) error {
+	path := filepath.Join(dir, "trajectories", name+".jsonl.gz")
 	tmp := path + ".tmp"
 	f, err := os.Create(tmp)
 	if err != nil {

@@ -1,8 +1,11 @@
 package rl
 
 import (
+	"compress/gzip"
 	"context"
+	"encoding/json"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
 	"slices"
@@ -11,6 +14,7 @@ import (
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/rollout"
 	"github.com/agentrl/agentrl/rollout/rollouttest"
 )
 
@@ -108,9 +112,7 @@ eval: {splits: [test], episodes: 2}
 		if err != nil || !started || !st.Finished {
 			t.Fatalf("%s: state %+v, started %v, %v", run, st, started, err)
 		}
-		if _, err := os.Stat(filepath.Join(s.Out, run, "eval", "test.json")); err != nil {
-			t.Fatal(err)
-		}
+		checkEvalFiles(t, filepath.Join(s.Out, run), envs.Test)
 	}
 	report, err := os.ReadFile(filepath.Join(s.Out, "report.md"))
 	if err != nil || !strings.Contains(string(report), "| grpo |") || !strings.Contains(string(report), "| sft |") {
@@ -339,4 +341,61 @@ func TestSweepLock(t *testing.T) {
 		t.Fatalf("lock after unlock: %v", err)
 	}
 	unlock()
+}
+
+// checkEvalFiles checks a run's evaluation on split: eval/<split>.json
+// lists every episode's actions, and they are the actions of the episodes
+// kept whole in trajectories/eval-<split>.jsonl.gz, with the summary's
+// step and invalid-action counts.
+func checkEvalFiles(t *testing.T, dir string, split envs.Split) {
+	t.Helper()
+	data, err := os.ReadFile(filepath.Join(dir, "eval", string(split)+".json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eval struct {
+		Summary  rollout.Summary `json:"summary"`
+		Episodes []EvalEpisode   `json:"episode_actions"`
+	}
+	if err := json.Unmarshal(data, &eval); err != nil {
+		t.Fatal(err)
+	}
+	f, err := os.Open(filepath.Join(dir, "trajectories", "eval-"+string(split)+".jsonl.gz"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trajs, err := rollout.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(eval.Episodes) != eval.Summary.Episodes || len(trajs) != len(eval.Episodes) || len(trajs) == 0 {
+		t.Fatalf("%d episodes in brief, %d whole, the summary says %d", len(eval.Episodes), len(trajs), eval.Summary.Episodes)
+	}
+	steps, invalid := 0, 0
+	for i, e := range eval.Episodes {
+		tr := trajs[i]
+		if e.Seed != tr.Seed || e.Success != tr.Success || len(e.Actions) != len(tr.Steps) {
+			t.Fatalf("episode %d in brief %+v, whole: seed %d, success %v, %d steps", i, e, tr.Seed, tr.Success, len(tr.Steps))
+		}
+		for k, a := range e.Actions {
+			if a.Action == "" || (a.Action != tr.Steps[k].ParsedAction && tr.Steps[k].ParsedAction != "") {
+				t.Fatalf("episode %d step %d: %q in brief, %q parsed", i, k+1, a.Action, tr.Steps[k].ParsedAction)
+			}
+			steps++
+			if a.Invalid {
+				invalid++
+			}
+		}
+	}
+	if got := float64(steps) / float64(len(eval.Episodes)); math.Abs(got-eval.Summary.MeanSteps) > 1e-9 {
+		t.Fatalf("%.3f steps per episode in brief, the summary says %.3f", got, eval.Summary.MeanSteps)
+	}
+	if got := float64(invalid) / float64(steps); math.Abs(got-eval.Summary.InvalidActionRate) > 1e-9 {
+		t.Fatalf("invalid-action rate %.3f in brief, the summary says %.3f", got, eval.Summary.InvalidActionRate)
+	}
 }
