@@ -169,13 +169,11 @@ func TestScoringManyContinuationsEvaluatesThePrefixOnce(t *testing.T) {
 
 // TestMorePromptsThanSlotsReuseWhatIsCached generates for twice as many
 // prompts as slots, then again for the same prompts: the second call
-// admits the prompts the slots still hold first, so it evaluates only the
-// other half (before, each admission evicted the cells the next prompt
-// needed and every prompt was evaluated whole), with the same results.
-// TestMorePromptsThanSlotsReuseWhatIsCached: a second call of eight
-// prompts on four parallel slots reuses what the streams still hold: the
-// last four prompts with a stream per slot, all eight with eight streams
-// (EngineOptions.Streams). Results are the same as without a cache.
+// admits the prompts the streams still hold first and reuses them, the
+// last four with a stream per slot, all eight with eight streams
+// (EngineOptions.Streams; before admission took cache hits first, each
+// admission evicted the cells the next prompt needed and every prompt was
+// evaluated whole), with the same results as without a cache.
 func TestMorePromptsThanSlotsReuseWhatIsCached(t *testing.T) {
 	reqs := make([]GenerateRequest, 8)
 	for i := range reqs {

@@ -105,7 +105,8 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	if err != nil {
 		return rollout.Summary{}, err
 	}
-	return rollout.Summarize(trajs), writeEval(dir, split, trajs)
+	sum := rollout.Summarize(trajs)
+	return sum, writeEval(dir, split, trajs, sum)
 }
 
 // progressEvery is how often a long collection of episodes reports.

@@ -327,7 +327,7 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 		r.logf("iter %d/%d eval on %s: success %.2f, score %.3f, steps %.1f (%d episodes, %s)", it, r.Config.Iterations,
 			e.Split, sum.SuccessRate, sum.MeanScore, sum.MeanSteps, sum.Episodes, round(secs))
 		if last {
-			if err := writeEval(r.Dir, e.Split, trajs); err != nil {
+			if err := writeEval(r.Dir, e.Split, trajs, sum); err != nil {
 				return err
 			}
 		}
@@ -423,13 +423,13 @@ func (r *Run) plot() error {
 func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 
 // writeEval writes the evaluation of the actor's latest adapter on split:
-// eval/<split>.json, the summary and every episode in brief, and its
-// episodes whole in trajectories/eval-<split>.jsonl.gz.
-func writeEval(dir string, split envs.Split, trajs []rollout.Trajectory) error {
+// eval/<split>.json, the summary (sum, rollout.Summarize of trajs) and
+// every episode in brief, and its episodes whole in
+// trajectories/eval-<split>.jsonl.gz.
+func writeEval(dir string, split envs.Split, trajs []rollout.Trajectory, sum rollout.Summary) error {
 	if err := writeTrajectories(dir, "eval-"+string(split), trajs); err != nil {
 		return err
 	}
-	sum := rollout.Summarize(trajs)
 	data, err := json.MarshalIndent(struct {
 		Split        envs.Split      `json:"split"`
 		EpisodeCount int             `json:"episodes"`
