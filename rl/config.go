@@ -251,9 +251,14 @@ type StepAgentConfig struct {
 	JudgementToken  string  `yaml:"judgement_token"`
 	NegativeToken   string  `yaml:"negative_token"`
 	MaxAccuracy     float64 `yaml:"max_accuracy"`
-	// PPO on the discriminator's step rewards.
+	// PPO on the discriminator's step rewards. KL weights the k3 estimate
+	// of KL(policy || warm start) per action token in that update (0:
+	// none): an anchor for the policy while the discriminator's rewards
+	// say little, since their normalisation gives even a discriminator at
+	// chance full scale.
 	Clip        float64 `yaml:"clip"`
 	Minibatches int     `yaml:"minibatches"`
+	KL          float64 `yaml:"kl"`
 }
 
 // NLACConfig is the natural-language actor-critic ("Natural Language
@@ -642,6 +647,9 @@ func (c *Config) Validate() error {
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
 		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)
+		check(a.KL >= 0, "stepagent.kl %g must not be negative", a.KL)
+		check(a.KL == 0 || a.Reflection == "irl", "stepagent.kl %g applies to the irl reflection only (its PPO update)", a.KL)
+		check(a.KL == 0 || c.WarmStart.Demos > 0 || c.InitAdapter != "", "stepagent.kl needs a warm start to stay near (warm_start.demos > 0 or init_adapter)")
 	case "nlac":
 		sft("warm_start", c.WarmStart, false)
 		n := c.NLAC

@@ -69,6 +69,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"override syntax", "env: math\n", []string{"grpo.lr"}, "want key=value"},
 		{"eto needs a warm start", "env: math\nalgorithm: eto\nwarm_start:\n  demos: 0\n", nil, "warm_start.demos 0"},
 		{"reference", "env: math\ngrpo:\n  kl: 0.1\n  reference: sft\n", nil, `grpo.reference "sft"`},
+		{"stepagent kl without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  kl: 0.05\n", nil, "stepagent.kl 0.05 applies to the irl reflection only"},
+		{"negative stepagent kl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  kl: -1\n", nil, "stepagent.kl -1 must not be negative"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
 	} {
 		_, err := LoadConfig(writeConfig(t, c.text), c.sets)

@@ -7,7 +7,6 @@ import (
 	"math"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -212,15 +211,31 @@ func TestStopLosesAtMostAnIteration(t *testing.T) {
 	}
 }
 
-// TestWarmStartReference: the warm-start reference policy can be asked for
-// again (StepAgent does so every cycle) and gives the warm start's
-// log-probabilities, whatever the actor has become since.
+// TestWarmStartReference: the warm-start reference policy gives the warm
+// start's log-probabilities (not the base model's) when asked for after
+// another adapter was used and updated (StepAgent-IRL asks after its
+// discriminator's update), and again after the actor has moved on
+// (StepAgent asks every cycle).
 func TestWarmStartReference(t *testing.T) {
 	model := byteModel(t)
+	// A warm start that differs from the base model: a few steps on one
+	// sequence.
 	init := filepath.Join(t.TempDir(), "init.gguf")
-	tr, err := train.New(model, train.Config{Threads: 1, LoRA: train.LoRAConfig{Rank: 8}, Seed: 42})
+	tr, err := train.New(model, train.Config{Threads: 1, LoRA: train.LoRAConfig{Rank: 8}, Seed: 42, Optimizer: train.AdamW{LR: 1e-2}})
 	if err != nil {
 		t.Fatal(err)
+	}
+	step := func(tr *train.Trainer, seqs []train.Sequence) {
+		t.Helper()
+		if _, err := tr.Accumulate(seqs, train.CrossEntropy{}); err != nil {
+			t.Fatal(err)
+		}
+		if _, err := tr.Step(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for range 5 {
+		step(tr, []train.Sequence{train.ActionSequence([]int32{1, 40, 41, 42}, []int32{50, 51, 52, 53})})
 	}
 	err = tr.SaveAdapter(init)
 	tr.Close()
@@ -228,44 +243,82 @@ func TestWarmStartReference(t *testing.T) {
 		t.Fatal(err)
 	}
 	cfg := lettersConfig("grpo", 2)
-	cfg.InitAdapter, cfg.GRPO.KL, cfg.GRPO.Reference = init, 0.05, "warm_start"
+	cfg.InitAdapter = init
 	r, err := Open(cfg, Options{ModelPath: model, Dir: t.TempDir(), NewEnv: func() envs.Env { return &letters{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.Close()
+	if err := r.AddAdapter("other", train.AdapterOptions{Optimizer: train.AdamW{LR: 1e-2}}); err != nil {
+		t.Fatal(err)
+	}
 	if err := r.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.WarmStart(context.Background()); err != nil {
 		t.Fatal(err)
 	}
-	seqs := []train.Sequence{{Tokens: []int32{1, 40, 41, 42, 43}}}
-	first, err := r.Reference(1, "warm_start")
+	// Four actions in each of three contexts, as a cycle's samples are.
+	var seqs []train.Sequence
+	for p := range int32(3) {
+		for a := range int32(4) {
+			seqs = append(seqs, train.ActionSequence([]int32{1, 40 + p, 41, 42, 43}, []int32{50 + a, 60 + p, 70}))
+		}
+	}
+	want, err := r.LogProbs(seqs, false)
 	if err != nil {
 		t.Fatal(err)
 	}
-	want, err := first(seqs)
+	base, err := r.LogProbs(seqs, true)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Trainer.Accumulate(seqs, train.CrossEntropy{}); err != nil {
+	if d := maxActionDiff(seqs, want, base); d < 0.1 {
+		t.Fatalf("the warm start differs from the base model by only %g: the test would prove nothing", d)
+	}
+	if err := r.Trainer.UseAdapter("other"); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := r.Trainer.Step(); err != nil {
+	for range 3 {
+		step(r.Trainer, seqs)
+	}
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 		t.Fatal(err)
 	}
-	again, err := r.Reference(1, "warm_start")
-	if err != nil {
-		t.Fatalf("asking for the reference a second time: %v", err)
+	check := func(when string) {
+		t.Helper()
+		ref, err := r.Reference(1, "warm_start")
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		got, err := ref(seqs)
+		if err != nil {
+			t.Fatalf("%s: %v", when, err)
+		}
+		if d := maxActionDiff(seqs, got, want); d > 1e-6 || r.Trainer.ActiveAdapter() != ActorAdapter {
+			t.Fatalf("%s: reference log-probs differ from the warm start's by %g; active adapter %s", when, d, r.Trainer.ActiveAdapter())
+		}
 	}
-	got, err := again(seqs)
-	if err != nil {
-		t.Fatal(err)
+	check("after another adapter's update")
+	step(r.Trainer, seqs)
+	if moved, _ := r.LogProbs(seqs, false); maxActionDiff(seqs, moved, want) < 1e-3 {
+		t.Fatal("the actor's update did not change its log-probs: the test would prove nothing")
 	}
-	if !slices.Equal(got[0], want[0]) || r.Trainer.ActiveAdapter() != ActorAdapter {
-		t.Fatalf("reference log-probs %v, want %v; active adapter %s", got[0], want[0], r.Trainer.ActiveAdapter())
+	check("after the actor's update")
+}
+
+// maxActionDiff is the largest difference between two sets of
+// log-probabilities of seqs over the tokens that carry a weight.
+func maxActionDiff(seqs []train.Sequence, a, b [][]float32) float64 {
+	d := 0.0
+	for s, seq := range seqs {
+		for i, w := range seq.Weights {
+			if w != 0 {
+				d = max(d, math.Abs(float64(a[s][i]-b[s][i])))
+			}
+		}
 	}
+	return d
 }
 
 // longWinded is letters with a second step whose observation alone is

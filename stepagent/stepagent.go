@@ -312,6 +312,14 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
 		return err
 	}
+	refOf, err := r.Reference(c.KL, "warm_start")
+	if err != nil {
+		return err
+	}
+	ref, err := refOf(policy)
+	if err != nil {
+		return err
+	}
 	rewards, err := judgementOdds(judged, after, judgedPairs)
 	if err != nil {
 		return err
@@ -334,24 +342,32 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			}
 		}
 	}
-	var losses, clip float64
+	var losses, clip, kl float64
 	n := 0
 	for epoch := range c.Epochs {
 		for _, mb := range r.GroupMinibatches(cycle, epoch+1, samplesByStep, c.Minibatches) {
 			res, err := r.Update(policy, r.MicroBatches(policy, mb), func(b []int) train.Loss {
-				return train.PPO{Clip: c.Clip, SampleLogProbs: pickRows(sampled, b), Advantages: pickRows(advantages, b)}
+				l := train.PPO{Clip: c.Clip, SampleLogProbs: pickRows(sampled, b), Advantages: pickRows(advantages, b)}
+				if c.KL > 0 {
+					l.KLCoef, l.RefLogProbs = c.KL, pickRows(ref, b)
+				}
+				return l
 			})
 			if err != nil {
 				return fmt.Errorf("policy: %w", err)
 			}
 			losses += res.Loss
 			clip += res.Metrics["clip_fraction"]
+			kl += res.Metrics["kl"]
 			n++
 		}
 	}
 	m.Loss = losses / float64(n)
 	m.Losses["policy"] = m.Loss
 	m.Metrics["clip_fraction"] = clip / float64(n)
+	if c.KL > 0 {
+		m.Metrics["kl"] = kl / float64(n)
+	}
 	return nil
 }
 

@@ -295,22 +295,28 @@ func TestProbeNeedsConversationsLeft(t *testing.T) {
 // TestStepAgentIRLRun runs the inverse-RL reflection end to end: the
 // discriminator is trained and checkpointed with the actor, and every
 // cycle logs its accuracy and the mean step reward.
+// With stepagent.kl the policy's update also keeps near the warm start,
+// and the cycles log their KL estimate, positive once the policy moved.
 func TestStepAgentIRLRun(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sayConfig("irl", 2)
 	// The byte model has no " Yes" token: judgement tokens of its own.
 	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
+	cfg.StepAgent.KL = 0.1
 	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
 	if err != nil {
 		t.Fatal(err)
 	}
 	ms := readMetrics(t, dir)
 	for _, m := range ms {
-		t.Logf("cycle %d: discriminator accuracy %.2f (paused %v), step reward %.3f, policy loss %.4f",
-			m.Iteration, m.Metrics["disc_accuracy"], m.Metrics["disc_paused"] == 1, m.Metrics["step_reward"], m.Losses["policy"])
+		t.Logf("cycle %d: discriminator accuracy %.2f (paused %v), step reward %.3f, policy loss %.4f, KL to the warm start %.5f",
+			m.Iteration, m.Metrics["disc_accuracy"], m.Metrics["disc_paused"] == 1, m.Metrics["step_reward"], m.Losses["policy"], m.Metrics["kl"])
 		if _, ok := m.Metrics["disc_accuracy"]; !ok || m.Losses["discriminator"] == 0 && m.Metrics["disc_paused"] == 0 {
 			t.Fatalf("cycle %d: no discriminator figures: %+v", m.Iteration, m)
 		}
+	}
+	if kl := ms[len(ms)-1].Metrics["kl"]; !(kl > 0) {
+		t.Fatalf("the last cycle's KL to the warm start is %g: want it measured and positive", kl)
 	}
 	for _, f := range []string{"adapters/discriminator.gguf", "checkpoints/iter-000002/discriminator.ckpt", "checkpoints/iter-000002/actor.ckpt"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
