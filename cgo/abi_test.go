@@ -34,7 +34,7 @@ func TestABI(t *testing.T) {
 	}
 
 	var src strings.Builder
-	src.WriteString("#include <stddef.h>\n#include \"llama.h\"\n#include \"ggml-backend.h\"\n\n")
+	src.WriteString("#include <stddef.h>\n#include \"llama.h\"\n#include \"ggml-backend.h\"\n#include \"ggml-backend-impl.h\"\n\n")
 	nAsserts := 0
 	assert := func(expr string, want int64) {
 		fmt.Fprintf(&src, "_Static_assert((%s) == %d, \"%s == %d\");\n", expr, want, strings.ReplaceAll(expr, "\"", ""), want)
@@ -66,6 +66,21 @@ func TestABI(t *testing.T) {
 	if nEnums < 10 {
 		t.Fatalf("found only %d enum constants in abi_types.h: the parser is broken", nEnums)
 	}
+	// backendreset.h writes two offsets into ggml's internal structs.
+	shim, err := os.ReadFile("backendreset.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	offset := regexp.MustCompile(`(?m)^#define AGENTRL_\w+_OFFSET (\d+)\s+// (offsetof\(.*\))$`)
+	offsets := offset.FindAllStringSubmatch(string(shim), -1)
+	if len(offsets) != 2 {
+		t.Fatalf("found %d offsets in backendreset.h, want 2", len(offsets))
+	}
+	for _, m := range offsets {
+		var v int64
+		fmt.Sscan(m[1], &v)
+		assert(m[2], v)
+	}
 	fmt.Fprintf(&src, "\n#include \"%s\"\n", filepath.Join(here, "abi_funcs.h"))
 
 	dir := t.TempDir()
@@ -76,6 +91,7 @@ func TestABI(t *testing.T) {
 	cmd := exec.Command(cc, "-std=c11", "-fsyntax-only", "-Werror",
 		"-I", filepath.Join(mod, "llama", "llama.cpp", "include"),
 		"-I", filepath.Join(mod, "ml", "backend", "ggml", "ggml", "include"),
+		"-I", filepath.Join(mod, "ml", "backend", "ggml", "ggml", "src"),
 		file)
 	if msg, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("ABI mismatch with the pinned headers:\n%s", msg)

@@ -3,10 +3,15 @@ package cgo
 /*
 #include <stdlib.h>
 #include "abi.h"
+#include "backendreset.h"
 */
 import "C"
 
-import "unsafe"
+import (
+	"log/slog"
+	"sync"
+	"unsafe"
+)
 
 // Device is a compute device ggml found (CPU, GPU, ...).
 type Device struct {
@@ -59,4 +64,25 @@ func LoadBackends(dir string) {
 	cdir := C.CString(dir)
 	defer C.free(unsafe.Pointer(cdir))
 	C.ggml_backend_load_all_from_path(cdir)
+	disarmBackendResets()
+}
+
+var disarmMu sync.Mutex
+
+// disarmBackendResets keeps the scheduler of a freed llama.cpp context
+// from resetting the GPU backends the context freed before it
+// (backendreset.c): the backends of every device but the CPU's are
+// created without a reset function. The CPU backend has none.
+func disarmBackendResets() {
+	disarmMu.Lock()
+	defer disarmMu.Unlock()
+	for i := range C.ggml_backend_dev_count() {
+		d := C.ggml_backend_dev_get(i)
+		if C.ggml_backend_dev_type(d) == C.GGML_BACKEND_DEVICE_TYPE_CPU {
+			continue
+		}
+		if C.agentrl_disarm_backend_reset(d) != 0 {
+			slog.Warn("too many devices to keep the scheduler from resetting freed backends: freeing a context on this one may crash", "device", C.GoString(C.ggml_backend_dev_name(d)))
+		}
+	}
 }

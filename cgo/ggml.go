@@ -512,6 +512,22 @@ func (x *GraphContext) GetRowsBack(grad, idx, like Tensor) Tensor {
 	return Tensor{C.ggml_get_rows_back(x.c, grad.c, idx.c, like.c)}
 }
 
+// SetRows writes the rows of src (F32 [n, m]) over the rows of dst
+// ([n, rows], F32) that the I32 indices idx [m] list, and returns dst so
+// changed (a view: later reads of dst must go through the result). The
+// indices must differ: two writes to one row leave either. Unlike
+// GetRowsBack it touches only the rows it writes, and GPU backends run it
+// at any number of rows.
+func (x *GraphContext) SetRows(dst, src, idx Tensor) Tensor {
+	if idx.Type() != TypeI32 || idx.Ne(1) != 1 || idx.Ne(2) != 1 || idx.Ne(3) != 1 || src.Type() != TypeF32 || dst.Type() != TypeF32 ||
+		src.Ne(2) != 1 || src.Ne(3) != 1 || dst.Ne(2) != 1 || dst.Ne(3) != 1 ||
+		src.Ne(0) != dst.Ne(0) || src.Ne(1) != idx.Ne(0) || !src.Contiguous() || !dst.Contiguous() {
+		opPanic("set_rows", "rows %v, indices %v and destination %v do not match", src, idx, dst)
+	}
+	x.reserve("set_rows")
+	return Tensor{C.ggml_set_rows(x.c, dst.c, src.c, idx.c)}
+}
+
 // SoftMaxExt is softmax(a*scale + mask) along rows; mask (F32, optional) is
 // broadcast over dimensions 2 and 3 of a.
 func (x *GraphContext) SoftMaxExt(a, mask Tensor, scale float32) Tensor {

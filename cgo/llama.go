@@ -38,6 +38,7 @@ func Init() {
 	initOnce.Do(func() {
 		C.install_log()
 		C.llama_backend_init()
+		disarmBackendResets()
 		warnUnusedCPUFeatures(C.GoString(C.llama_print_system_info()))
 	})
 }

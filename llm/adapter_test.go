@@ -6,19 +6,28 @@ import (
 	"math/rand/v2"
 	"path/filepath"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/agentrl/agentrl/llm/gguf"
+	"github.com/agentrl/agentrl/llm/initmodel"
 )
 
-// writeTestAdapter writes a LoRA adapter on every layer's attention query
-// and FFN up projection with random A and B (B zero when zeroB), in
-// llama.cpp's layout: A is [n_in, r], B is [r, n_out] in ggml order.
+// writeTestAdapter writes a LoRA adapter for the test model on every
+// layer's attention query and FFN up projection with random A and B (B
+// zero when zeroB).
 func writeTestAdapter(t *testing.T, arch string, zeroB bool) string {
 	t.Helper()
+	return writeAdapter(t, testModelPath, testModel.Info().Layers, arch, []string{"attn_q", "ffn_up"}, zeroB)
+}
+
+// writeAdapter writes a LoRA adapter for the model file on the targets of
+// every layer, in llama.cpp's layout: A is [n_in, r], B is [r, n_out] in
+// ggml order.
+func writeAdapter(t *testing.T, modelPath string, layers int, arch string, targets []string, zeroB bool) string {
+	t.Helper()
 	const rank = 4
-	info := testModel.Info()
-	f, err := gguf.Open(testModelPath)
+	f, err := gguf.Open(modelPath)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -46,8 +55,8 @@ func writeTestAdapter(t *testing.T, arch string, zeroB bool) string {
 	if zeroB {
 		bScale = 0
 	}
-	for l := 0; l < info.Layers; l++ {
-		for _, name := range []string{"attn_q", "ffn_up"} {
+	for l := 0; l < layers; l++ {
+		for _, name := range targets {
 			base := "blk." + strconv.Itoa(l) + "." + name + ".weight"
 			ti, ok := f.Tensor(base)
 			if !ok {
@@ -121,4 +130,54 @@ func TestAdapterForAnotherArchitectureIsRejected(t *testing.T) {
 		t.Fatal("adapter made for qwen2 accepted by a llama model")
 	}
 	t.Log(err)
+}
+
+// TestAdapterTooLargeForTheGraphIsRefused: a model of many small blocks
+// (llama.cpp sizes its graphs from the tensor count) with an adapter on
+// all seven matrices of each block would make ggml abort the process on
+// the first decode; LoadAdapter refuses the adapter with the reason, and
+// one on the query projections alone works.
+func TestAdapterTooLargeForTheGraphIsRefused(t *testing.T) {
+	const layers = 24
+	path := filepath.Join(t.TempDir(), "deep.gguf")
+	if _, err := initmodel.Write(path, initmodel.Config{Preset: "tiny", Seed: 3, BlockCount: layers, EmbeddingLength: 64, FeedForwardLength: 128, HeadCount: 2, HeadCountKV: 2}); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	all := []string{"attn_q", "attn_k", "attn_v", "attn_output", "ffn_gate", "ffn_up", "ffn_down"}
+	_, err = m.LoadAdapter(writeAdapter(t, path, layers, m.Info().Architecture, all, false))
+	if err == nil || !strings.Contains(err.Error(), "changes 168 matrices") || !strings.Contains(err.Error(), "room for") {
+		t.Fatalf("want the 168-matrix adapter refused for want of graph room, got %v", err)
+	}
+
+	a, err := m.LoadAdapter(writeAdapter(t, path, layers, m.Info().Architecture, []string{"attn_q"}, false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer a.Close()
+	e, err := m.NewEngine(EngineOptions{Parallel: 1, Context: 256, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if lp := scoreWith(t, e, []AdapterScale{{Adapter: a, Scale: 1}}); len(lp) == 0 {
+		t.Fatal("no log-probabilities with the small adapter")
+	}
+	// Two of them at once still fit; room for them all is what counts.
+	if room := m.adapterRoom(); room < 2*layers || room >= 7*layers {
+		t.Fatalf("room for %d matrices: want at least %d and under %d", room, 2*layers, 7*layers)
+	}
+}
+
+// TestGGMLHashSize: the sizes of ggml's hash sets (ggml_hash_size's table).
+func TestGGMLHashSize(t *testing.T) {
+	for n, want := range map[int]int{1: 2, 3: 3, 4: 5, 6: 11, 1024: 1031, 1032: 2053, 1744: 2053, 2176: 4099, 4100: 8209} {
+		if got := ggmlHashSize(n); got != want {
+			t.Errorf("ggmlHashSize(%d) = %d, want %d", n, got, want)
+		}
+	}
 }

@@ -57,6 +57,8 @@ type Model struct {
 	// offloaded says whether layers may run on a GPU (GPULayers not 0),
 	// whose memory then holds the KV cache.
 	offloaded bool
+	// tensors in the model file, from which llama.cpp sizes its graphs.
+	tensors int
 
 	vocabOnce sync.Once
 	vocab     vocabCache
@@ -87,15 +89,28 @@ func (m *Model) vocabulary() *vocabCache {
 	return &m.vocab
 }
 
+// GPU describes the first GPU of the registered backends ("NVIDIA H200
+// (CUDA)"), or is empty when there is none: where LoadOptions.GPULayers
+// would place no layer.
+func GPU() string {
+	for _, d := range cgo.Devices() {
+		if d.Type == "gpu" || d.Type == "igpu" {
+			return d.Description + " (" + d.Backend + ")"
+		}
+	}
+	return ""
+}
+
 // Load validates and loads a GGUF model.
 func Load(path string, opts LoadOptions) (*Model, error) {
-	typ, arch, err := inspect(path)
+	facts, err := inspect(path)
 	if err != nil {
 		return nil, err
 	}
-	if typ != "model" {
-		return nil, fmt.Errorf("load %s: the file is a GGUF %s, not a model (pass adapters with --lora)", path, typ)
+	if facts.typ != "model" {
+		return nil, fmt.Errorf("load %s: the file is a GGUF %s, not a model (pass adapters with --lora)", path, facts.typ)
 	}
+	arch := facts.arch
 	m, err := cgo.LoadModel(path, cgo.ModelParams{GPULayers: opts.GPULayers, UseMmap: !opts.NoMmap})
 	if err != nil {
 		return nil, fmt.Errorf("load %s: %w", path, err)
@@ -104,7 +119,7 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		m.Free()
 		return nil, fmt.Errorf("load %s: unsupported architecture %s: encoder-decoder models cannot act as agents", path, arch)
 	}
-	model := &Model{c: m, offloaded: opts.GPULayers != 0}
+	model := &Model{c: m, offloaded: opts.GPULayers != 0, tensors: facts.tensors}
 	model.info = Info{
 		Path: path, Architecture: arch, Description: m.Desc(),
 		Parameters: m.NParams(), SizeBytes: m.SizeBytes(), VocabSize: m.NVocab(),
@@ -211,29 +226,34 @@ func PlainChat(msgs []chat.Message, addAssistant bool) string {
 // per core.
 func DefaultThreads() int { return runtime.NumCPU() }
 
+// ggufFacts is what inspect reads of a GGUF file.
+type ggufFacts struct {
+	typ, arch string // general.type ("model" when absent), general.architecture
+	tensors   int
+}
+
 // inspect validates a GGUF file in Go (header, metadata, tensor table,
 // sizes) so that llama.cpp, which aborts the process on some corrupt files,
-// only ever sees well-formed ones; it returns the file's type and
-// architecture.
-func inspect(path string) (typ, arch string, err error) {
+// only ever sees well-formed ones.
+func inspect(path string) (ggufFacts, error) {
 	f, err := gguf.Open(path)
 	if err != nil {
 		if errors.Is(err, fs.ErrNotExist) {
-			return "", "", fmt.Errorf("load %s: no such file", path)
+			return ggufFacts{}, fmt.Errorf("load %s: no such file", path)
 		}
-		return "", "", fmt.Errorf("load %s: %w", path, err)
+		return ggufFacts{}, fmt.Errorf("load %s: %w", path, err)
 	}
 	defer f.Close()
 	if err := f.CheckLlamaMetadata(); err != nil {
-		return "", "", fmt.Errorf("load %s: %w", path, err)
+		return ggufFacts{}, fmt.Errorf("load %s: %w", path, err)
 	}
-	typ, _ = f.GetString("general.type")
-	if typ == "" {
-		typ = "model"
+	facts := ggufFacts{arch: f.Architecture(), tensors: len(f.Tensors)}
+	facts.typ, _ = f.GetString("general.type")
+	if facts.typ == "" {
+		facts.typ = "model"
 	}
-	arch = f.Architecture()
-	if arch == "" {
-		return "", "", fmt.Errorf("load %s: no general.architecture in the GGUF metadata", path)
+	if facts.arch == "" {
+		return ggufFacts{}, fmt.Errorf("load %s: no general.architecture in the GGUF metadata", path)
 	}
-	return typ, arch, nil
+	return facts, nil
 }

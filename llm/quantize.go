@@ -65,12 +65,12 @@ func Quantize(in, out, typ string, threads int) error {
 // quantises (F32, F16, BF16; any type when dequantising) before llama.cpp
 // reads it.
 func checkQuantizeInput(in string, dequantize bool) error {
-	typ, _, err := inspect(in)
+	facts, err := inspect(in)
 	if err != nil {
 		return fmt.Errorf("quantize: %w", err)
 	}
-	if typ != "model" {
-		return fmt.Errorf("quantize %s: the file is a GGUF %s, not a model", in, typ)
+	if facts.typ != "model" {
+		return fmt.Errorf("quantize %s: the file is a GGUF %s, not a model", in, facts.typ)
 	}
 	f, err := gguf.Open(in)
 	if err != nil {

@@ -238,6 +238,13 @@ func (s *scheduler) setAdapters(adapters []AdapterScale) error {
 	if sameAdapters(adapters, s.adapters) {
 		return nil
 	}
+	matrices := 0
+	for _, a := range adapters {
+		matrices += a.Adapter.matrices
+	}
+	if room := s.e.model.adapterRoom(); matrices > room {
+		return fmt.Errorf("%d adapters at once change %d matrices, and llama.cpp's compute graphs of this model have room for %d (beyond, ggml aborts): activate fewer at once", len(adapters), matrices, room)
+	}
 	s.e.ctx.ClearAdapters()
 	s.adapters, s.adaptersChanged = nil, true
 	for _, a := range adapters {

@@ -51,7 +51,11 @@ func CritiqueRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	if err != nil {
 		return out, err
 	}
-	m, err := llm.Load(modelPath, llm.LoadOptions{})
+	placement, err := cfg.LoadOptions()
+	if err != nil {
+		return out, err
+	}
+	m, err := llm.Load(modelPath, placement)
 	if err != nil {
 		return out, err
 	}

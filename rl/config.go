@@ -36,6 +36,10 @@ type Config struct {
 	Iterations int `yaml:"iterations"`
 	// Threads for inference and training (0: one per core).
 	Threads int `yaml:"threads"`
+	// GPU runs rollouts and training on the first GPU of an installed GPU
+	// backend (docs/gpu.md); off, everything runs on the CPU even where a
+	// GPU is present, so that a run's figures do not depend on the machine.
+	GPU bool `yaml:"gpu"`
 
 	Rollout RolloutConfig `yaml:"rollout"`
 	Eval    EvalConfig    `yaml:"eval"`
@@ -700,11 +704,24 @@ func (c *Config) trainerConfig(context int) train.Config {
 		MemoryBudget: int64(c.LoRA.MemoryMiB) << 20,
 		Seed:         c.Seed,
 		Threads:      c.Threads,
+		GPU:          c.GPU,
 		Context:      context,
 		// The trainer's log-probabilities must equal the sampling ones for
 		// the importance ratios of PPO and GRPO to start at 1.
 		F16KV: true,
 	}
+}
+
+// LoadOptions places the model for the run's engines: every layer on the
+// GPU with gpu set, the CPU otherwise.
+func (c *Config) LoadOptions() (llm.LoadOptions, error) {
+	if !c.GPU {
+		return llm.LoadOptions{GPULayers: 0}, nil
+	}
+	if llm.GPU() == "" {
+		return llm.LoadOptions{}, errors.New("gpu: true, but no GPU was found: agentrl version lists the devices, docs/gpu.md says how to install the CUDA backend; gpu: false (a run's config.yaml, or --gpu=false) runs on the CPU")
+	}
+	return llm.LoadOptions{GPULayers: -1}, nil
 }
 
 // ActorAdapter names the policy's adapter in the trainer and the run

@@ -88,7 +88,11 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	if _, err := os.Stat(adapterPath); errors.Is(err, os.ErrNotExist) {
 		return rollout.Summary{}, fmt.Errorf("%s has no actor adapter yet (%s): the run has not finished an iteration", dir, adapterPath)
 	}
-	m, err := llm.Load(modelPath, llm.LoadOptions{})
+	placement, err := cfg.LoadOptions()
+	if err != nil {
+		return rollout.Summary{}, err
+	}
+	m, err := llm.Load(modelPath, placement)
 	if err != nil {
 		return rollout.Summary{}, err
 	}

@@ -182,7 +182,11 @@ func Open(cfg Config, o Options) (*Run, error) {
 		return nil, err
 	}
 
-	m, err := llm.Load(o.ModelPath, llm.LoadOptions{})
+	placement, err := cfg.LoadOptions()
+	if err != nil {
+		return nil, err
+	}
+	m, err := llm.Load(o.ModelPath, placement)
 	if err != nil {
 		return nil, err
 	}

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/llm/train"
 	"gonum.org/v1/gonum/stat"
@@ -170,6 +171,24 @@ func TestRunStopsWhenEveryEpisodeFails(t *testing.T) {
 	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &broken{} }})
 	if err == nil || !strings.Contains(err.Error(), "every one of 32 episodes failed") || !strings.Contains(err.Error(), "connection refused") {
 		t.Fatalf("want an error saying every episode failed and why, got %v", err)
+	}
+}
+
+// TestGPURunWithoutAGPUSaysSo: gpu: true where no GPU backend is
+// registered is an error naming the way out, before anything is trained.
+func TestGPURunWithoutAGPUSaysSo(t *testing.T) {
+	if gpu := llm.GPU(); gpu != "" {
+		t.Skipf("this machine has a GPU (%s)", gpu)
+	}
+	cfg := lettersConfig("grpo", 1)
+	cfg.GPU = true
+	dir := t.TempDir()
+	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }})
+	if err == nil || !strings.Contains(err.Error(), "no GPU was found") || !strings.Contains(err.Error(), "gpu: false") {
+		t.Fatalf("want an error saying no GPU was found and how to run on the CPU, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "metrics.jsonl")); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("metrics written by a run that could not start: %v", err)
 	}
 }
 

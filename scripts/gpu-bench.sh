@@ -9,6 +9,10 @@
 #   4. the same LoRA step in PyTorch + peft (transformers' Qwen2ForCausalLM
 #      with the same shape, random weights, BF16)
 #   5. transformers' generate throughput at 32 sequences
+#   6. a whole GRPO run (agentrl train grpo --gpu: warm start, rollouts,
+#      updates, hand-overs) on the math environment, on the GPU and on the
+#      CPU, with the importance ratio that shows whether the GPU's sampling
+#      and training log-probabilities agree
 #   and prints the ratios agentrl / PyTorch and the model FLOP utilisation
 #   against 790 TFLOP/s (an H200's dense BF16 rate).
 #
@@ -344,6 +348,34 @@ generate_torch() {
 		--out "$work/generate-torch.json" || fail "transformers generate"
 }
 
+# rl_run trains GRPO for a few iterations with one model on one device and
+# prints its iterations; the rest of the flags are the run's.
+rl_run() {
+	local label=$1 run=$2 model=$3 dir=$4
+	shift 4
+	if ! run_timed "$run" train grpo --env math --model "$work/$model.gguf" --out "$work/$dir" --seed 1 \
+		--set rollout.tasks="$rl_tasks" --set rollout.parallel=32 --set eval.every=0 "$@" >"$work/$dir.log" 2>&1; then
+		tail -5 "$work/$dir.log"
+		fail "agentrl train grpo ($label)"
+		return
+	fi
+	grep '^warm start' "$work/$dir.log" | sed 's/^/  /'
+	cp "$work/$dir/metrics.jsonl" "$work/$dir-metrics.json"
+	"$python" "$helper" rl-table --label "$label" "$work/$dir/metrics.jsonl" || fail "the GRPO run's metrics ($label)"
+}
+
+rl() {
+	section "RL: agentrl train grpo on math (warm start, $rl_iterations iterations of $rl_tasks tasks x 4)"
+	[ -f "$work/small.gguf" ] || { fail "no model for the GRPO run"; return; }
+	rl_run "small (F32), CPU" cpu_agentrl small rl-small-cpu --iterations "$rl_iterations" "${rl_cpu_args[@]}"
+	if [ -z "$gpu" ]; then
+		skip_gpu "GRPO on the GPU"
+		return
+	fi
+	rl_run "small (F32), GPU" gpu_agentrl small rl-small-gpu --iterations "$rl_iterations" --gpu
+	rl_run "0.5B shape (BF16), GPU" gpu_agentrl shape rl-shape-gpu --iterations "$rl_iterations" --gpu
+}
+
 summary() {
 	section "summary"
 	[ -f "$work/shape.json" ] || return
@@ -376,10 +408,12 @@ main() {
 		infer_parallel=1,32,128 infer_prompt=64 infer_gen=128 compare_parallel=32 generate_repeats=3
 		train_batch=8 train_seq=1024 train_steps=10 train_warmup=3
 		torch_device=cuda cpu_threads=()
+		rl_iterations=3 rl_tasks=16 rl_cpu_args=()
 	else
 		infer_parallel=1,4 infer_prompt=16 infer_gen=8 compare_parallel=4 generate_repeats=1
 		train_batch=1 train_seq=32 train_steps=1 train_warmup=1
 		torch_device=cpu cpu_threads=(--threads 1)
+		rl_iterations=1 rl_tasks=2 rl_cpu_args=(--threads 1 --set warm_start.demos=8)
 	fi
 
 	[ -x "$bin" ] || { echo "gpu-bench: no agentrl binary at $bin (make gpu-bundle, or --bin FILE)"; return 1; }
@@ -404,6 +438,7 @@ main() {
 	train_ours
 	train_torch
 	generate_torch
+	rl
 	summary
 
 	if [ -n "${OUT:-}" ]; then

@@ -126,6 +126,40 @@ def cmd_ours_train(args):
     return 0
 
 
+def cmd_rl_table(args):
+    rows = []
+    with open(args.metrics) as f:
+        for line in f:
+            if line.strip():
+                rows.append(json.loads(line))
+    if not rows:
+        print("%s: no finished iteration in %s" % (args.label, args.metrics))
+        return 1
+    print("%s:" % args.label)
+    print("  %4s %10s %9s %9s %11s %12s %9s %9s" % ("iter", "rollout s", "train s", "handover", "gen tok/s", "train tok/s", "ratio", "wall s"))
+    bad = []
+    generated = trained = 0
+    for r in rows:
+        phase, extra = r.get("phase_s", {}), r.get("metrics", {})
+        ratio = extra.get("ratio", float("nan"))
+        rollout_s, train_s = phase.get("rollout", 0.0), phase.get("train", 0.0)
+        # The counters are cumulative; the first iteration's trained tokens
+        # include the warm start's, so its rate is not the update's.
+        gen_tps = (r["rollout_tokens"] - generated) / rollout_s if rollout_s else float("nan")
+        train_tps = (r["train_tokens"] - trained) / train_s if train_s and r["iteration"] > 1 else float("nan")
+        generated, trained = r["rollout_tokens"], r["train_tokens"]
+        print("  %4d %10.2f %9.2f %9.3f %11.0f %12.0f %9.5f %9.1f" % (
+            r["iteration"], rollout_s, train_s, phase.get("handover", 0.0), gen_tps, train_tps, ratio, r.get("wall_s", 0.0)))
+        # Sampling and training log-probabilities of one policy agree: the
+        # mean importance ratio of the first update starts at 1.
+        if not abs(ratio - 1) <= args.ratio_tol:
+            bad.append(r["iteration"])
+    if bad:
+        print("  the importance ratio is off 1 by more than %g at iterations %s: sampling and training disagree" % (args.ratio_tol, bad))
+        return 1
+    return 0
+
+
 # ---- PyTorch ------------------------------------------------------------------
 
 
@@ -347,6 +381,12 @@ def main(argv):
     s.add_argument("--out", required=True)
     s.add_argument("--want-gpu", action="store_true", help="fail unless it trained on a GPU backend")
     s.set_defaults(func=cmd_ours_train)
+
+    s = sub.add_parser("rl-table", help="print a run's metrics.jsonl by iteration")
+    s.add_argument("metrics")
+    s.add_argument("--label", default="agentrl train grpo")
+    s.add_argument("--ratio-tol", type=float, default=0.05, help="largest |mean importance ratio - 1| that passes")
+    s.set_defaults(func=cmd_rl_table)
 
     for name, func in (("torch-train", cmd_torch_train), ("torch-generate", cmd_torch_generate)):
         s = sub.add_parser(name)

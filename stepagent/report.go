@@ -59,7 +59,11 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 	}
 	in.Source = t.Source
 
-	m, err := llm.Load(modelPath, llm.LoadOptions{})
+	placement, err := cfg.LoadOptions()
+	if err != nil {
+		return in, err
+	}
+	m, err := llm.Load(modelPath, placement)
 	if err != nil {
 		return in, err
 	}

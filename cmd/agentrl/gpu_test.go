@@ -304,6 +304,8 @@ func TestGPUBenchDryRun(t *testing.T) {
 		"no NVIDIA GPU: skipped GPU log-probabilities of 0.5B shape (BF16)",
 		"CPU, dry run, 16 prompt + 8 generated tokens per sequence (agentrl-qwen2.5-0.5b-shape):",
 		"training FLOPs per token: ",
+		"small (F32), CPU:",
+		"no NVIDIA GPU: skipped GRPO on the GPU",
 		"gpu-bench: all checks that could run passed",
 	} {
 		if !strings.Contains(text, want) {

@@ -79,6 +79,7 @@ func trainRunFlags() []cli.Flag {
 		&cli.IntFlag{Name: "iterations", Usage: "iterations of the algorithm (0: the configuration's)"},
 		&cli.Uint64Flag{Name: "seed", Usage: "seed of everything random in the run (0: the configuration's)"},
 		&cli.IntFlag{Name: "threads", Usage: "CPU threads (0: the configuration's; one per core by default)"},
+		&cli.BoolFlag{Name: "gpu", Usage: "roll out and train on the first GPU (sets gpu: true; needs the CUDA backend, docs/gpu.md)"},
 		&cli.BoolFlag{Name: "resume", Usage: "continue the run in --out from its last finished iteration"},
 	}
 }
@@ -103,6 +104,9 @@ func trainConfig(c *cli.Context, alg string) (rl.Config, error) {
 	if v := c.Uint64("seed"); v > 0 {
 		sets = append(sets, fmt.Sprintf("seed=%d", v))
 	}
+	if c.IsSet("gpu") {
+		sets = append(sets, fmt.Sprintf("gpu=%t", c.Bool("gpu")))
+	}
 	for _, f := range algorithmFlags[alg] {
 		name := f.Names()[0]
 		if !c.IsSet(name) {
@@ -122,6 +126,7 @@ func trainConfig(c *cli.Context, alg string) (rl.Config, error) {
 func yamlString(s string) string { return fmt.Sprintf("%q", s) }
 
 func runTrain(c *cli.Context, alg string) error {
+	loadGPUBackends()
 	if c.Args().Len() > 0 {
 		return fmt.Errorf("unexpected arguments %v (settings are flags: --env, --model, --set KEY=VALUE)", c.Args().Slice())
 	}
@@ -177,6 +182,7 @@ func evalCommand() *cli.Command {
 			&cli.IntFlag{Name: "episodes", Value: 100, Usage: "episodes, on the split's first tasks"},
 		},
 		Action: func(c *cli.Context) error {
+			loadGPUBackends()
 			dir := c.String("run")
 			cfg, modelPath, newEnv, err := openRunDir(dir, "")
 			if err != nil {
@@ -215,6 +221,7 @@ func sweepCommand() *cli.Command {
 			&cli.StringSliceFlag{Name: "methods", Usage: "train only the runs of these algorithms or variants of the grid (comma-separated or repeated, e.g. --methods nlac,grpo); default all"},
 		},
 		Action: func(c *cli.Context) error {
+			loadGPUBackends()
 			args, err := argsAndLateFlags(c)
 			if err != nil {
 				return err
@@ -313,6 +320,7 @@ func episodeCommand(name, usage, what string, split envs.Split,
 			&cli.StringFlag{Name: "split", Value: string(split), Usage: "split of the task"},
 		},
 		Action: func(c *cli.Context) error {
+			loadGPUBackends()
 			dir := c.String("run")
 			_, modelPath, newEnv, err := openRunDir(dir, c.String("env"))
 			if err != nil {

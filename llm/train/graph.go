@@ -186,10 +186,16 @@ func (b *builder) build(size int) {
 	// d log p(y) / dz_v = [v = y] - p_v, scaled by each row's dL/dlog p(y).
 	g.lossGrad = b.input("loss_gradient", cgo.TypeF32, 1, M)
 	g.targetFlat = b.input("target_positions", cgo.TypeI32, M)
-	atTargets := x.GetRowsBack(g.lossGrad, g.targetFlat, x.NewTensor(cgo.TypeF32, 1, V*M))
-	dlogits := x.Add(x.Mul(probs, x.Scale(g.lossGrad, -1)), x.Reshape(atTargets, V, M))
+	// The target's element is -p_y*g + g: written over the dense term
+	// rather than scattered into a zero V x M tensor and added, which
+	// saves that tensor, and GPU backends cannot scatter that many rows.
+	negGrad := x.Scale(g.lossGrad, -1)
+	atTargets := x.Add(x.Mul(x.Reshape(x.GetRows(x.Reshape(probs, 1, V, M), g.targets), 1, M), negGrad), g.lossGrad)
+	dlogits := x.Reshape(x.SetRows(x.Reshape(x.Mul(probs, negGrad), 1, V*M), atTargets, g.targetFlat), V, M)
 
 	dSelected := b.linBackward(n.output, outAct, dlogits, cgo.Tensor{})
+	// A scatter that adds: sequences sharing a prefix share its slots, so
+	// one slot can predict several targets.
 	dHidden := x.GetRowsBack(dSelected, g.outIdx, hidden)
 	dx := b.normBackward(n.outNorm, final, finalNormed, dHidden)
 	for i := h.Layers - 1; i >= 0; i-- {

@@ -217,6 +217,10 @@ func New(path string, cfg Config) (*Trainer, error) {
 		return nil, err
 	}
 	if !backend.CPU() {
+		if cfg.Full && h.Vocab > gpuScatterRows {
+			backend.Free()
+			return nil, fmt.Errorf("model %s: full-parameter training on a GPU scatters the embedding gradient into at most %d rows, and the vocabulary has %d: train a LoRA adapter, or on the CPU", path, gpuScatterRows, h.Vocab)
+		}
 		for _, ti := range f.Tensors {
 			if cpuOnlyWeightTypes[ti.Type] {
 				backend.Free()
@@ -523,6 +527,10 @@ func (t *Trainer) CheckMemory(seqs []Sequence) error {
 	return nil
 }
 
+// gpuScatterRows is the most rows ggml's CUDA get_rows_back writes: one
+// block row of its launch grid per row, and a grid has at most 65535.
+const gpuScatterRows = 65535
+
 // microBatchGraph packs the micro-batch seqs and builds its graph for
 // training (train) or log-probabilities, of the base alone (base) or
 // with the adapter, within the memory budget.
@@ -534,6 +542,9 @@ func (t *Trainer) microBatchGraph(seqs []Sequence, train, base bool) (*packed, *
 	if int64(len(p.out))*int64(t.h.Vocab) > math.MaxInt32 {
 		// ggml indexes the logits with 32-bit integers.
 		return nil, nil, fmt.Errorf("%d scored tokens x a vocabulary of %d exceed 2^31 logits: split the micro-batch", len(p.out), t.h.Vocab)
+	}
+	if rows := p.B * p.T; !t.backend.CPU() && rows > gpuScatterRows {
+		return nil, nil, fmt.Errorf("a micro-batch of %d token slots: on a GPU the trainer scatters the output gradient into at most %d; lower the tokens per micro-batch", rows, gpuScatterRows)
 	}
 	dropout := train && !t.cfg.Full && t.cfg.LoRA.Dropout > 0
 	g, err := t.fittingGraph(p, graphMode{train: train, checkpoint: train && t.cfg.Checkpointing == "on", dropout: dropout, base: base})

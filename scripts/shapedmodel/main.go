@@ -1,8 +1,8 @@
 // Command shapedmodel writes a llama-architecture GGUF model with random
 // weights in the shape of a real model (by default Qwen2.5-0.5B: 24 layers,
 // embedding 896, 14 heads with 2 KV heads, feed-forward 4864, vocabulary
-// 151,936, tied output), so that benchmarks measure the cost of that model
-// without downloading it.
+// 151,936, tied output, biases on the query, key and value projections),
+// so that benchmarks measure the cost of that model without downloading it.
 //
 // The weights and the byte-level BPE tokenizer come from the built-in model
 // maker (llm/initmodel). Its tokenizer, learned from a small corpus, has a
@@ -25,6 +25,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"strings"
 
 	"github.com/agentrl/agentrl/llm/gguf"
 	"github.com/agentrl/agentrl/llm/initmodel"
@@ -114,13 +115,13 @@ func run(out, typeName string, seed uint64, vocab int, cfg initmodel.Config) (Su
 	if err != nil {
 		return Summary{}, err
 	}
-	size, err := padVocabulary(learned.Name(), out, vocab, seed)
+	size, biases, err := padVocabulary(learned.Name(), out, vocab, seed)
 	if err != nil {
 		return Summary{}, err
 	}
 	return Summary{
 		Path: out, Type: base.Type,
-		Parameters:    resolved.Parameters(vocab),
+		Parameters:    resolved.Parameters(vocab) + biases,
 		VocabSize:     vocab,
 		LearnedTokens: base.VocabSize,
 		Layers:        base.Layers, EmbeddingLength: base.EmbeddingLength, FeedForwardLength: base.FeedForwardLength,
@@ -133,15 +134,18 @@ func run(out, typeName string, seed uint64, vocab int, cfg initmodel.Config) (Su
 // padVocabulary copies the model at src to dst with the vocabulary grown to
 // vocab tokens: filler tokens in the tokenizer and random rows appended to
 // the token embedding (and the output projection, if the model has one).
-func padVocabulary(src, dst string, vocab int, seed uint64) (int64, error) {
+// It adds Qwen2's biases of the query, key and value projections (F32,
+// random), which also size llama.cpp's compute graphs as the real model's
+// tensor count does; it returns the file size and the biases' parameters.
+func padVocabulary(src, dst string, vocab int, seed uint64) (size, biases int64, err error) {
 	f, err := gguf.Open(src)
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	defer f.Close()
 	tokens, err := f.GetStrings("tokenizer.ggml.tokens")
 	if err != nil {
-		return 0, err
+		return 0, 0, err
 	}
 	extra := vocab - len(tokens)
 
@@ -158,7 +162,7 @@ func padVocabulary(src, dst string, vocab int, seed uint64) (int64, error) {
 		case "tokenizer.ggml.token_type":
 			types, ok := kv.Value.([]int32)
 			if !ok {
-				return 0, fmt.Errorf("%s: tokenizer.ggml.token_type is %T, want []int32", src, kv.Value)
+				return 0, 0, fmt.Errorf("%s: tokenizer.ggml.token_type is %T, want []int32", src, kv.Value)
 			}
 			padded := append([]int32(nil), types...)
 			for range extra {
@@ -194,8 +198,27 @@ func padVocabulary(src, dst string, vocab int, seed uint64) (int64, error) {
 			_, err = out.Write(data)
 			return err
 		})
+		if prefix, ok := strings.CutSuffix(name, ".weight"); ok && attentionInput(prefix) {
+			bias, rows := prefix+".bias", t.Shape[1]
+			w.AddTensorFunc(bias, gguf.TensorF32, []int64{rows}, func(out io.Writer) error {
+				return writeNormalRows(out, gguf.TensorF32, rows, 1, seed, bias)
+			})
+			biases += rows
+		}
 	}
-	return w.WriteFile(dst)
+	size, err = w.WriteFile(dst)
+	return size, biases, err
+}
+
+// attentionInput reports whether the tensor prefix ("blk.0.attn_q") names a
+// query, key or value projection.
+func attentionInput(prefix string) bool {
+	for _, p := range []string{".attn_q", ".attn_k", ".attn_v"} {
+		if strings.HasSuffix(prefix, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // writeNormalRows writes rows of rowLen normal(0, initmodel.InitStd) values

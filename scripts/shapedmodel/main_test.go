@@ -29,8 +29,9 @@ func TestPaddedVocabularyKeepsTheLearnedModel(t *testing.T) {
 		t.Fatalf("summary %+v: want %d tokens, fewer of them learned", s, vocab)
 	}
 	resolved, _ := smallShape().Resolve()
-	if want := resolved.Parameters(vocab); s.Parameters != want {
-		t.Errorf("parameters %d, want %d", s.Parameters, want)
+	// Qwen2's query, key and value biases: 64 + 2 x 32 per block.
+	if want := resolved.Parameters(vocab) + 128; s.Parameters != want {
+		t.Errorf("parameters %d, want %d (the model maker's and the biases)", s.Parameters, want)
 	}
 
 	// The same configuration through the model maker alone: the padded file
@@ -105,6 +106,14 @@ func TestPaddedVocabularyKeepsTheLearnedModel(t *testing.T) {
 		std := math.Sqrt(sq/float64(len(extra)) - mean*mean)
 		if math.Abs(mean) > 1e-3 || math.Abs(std-initmodel.InitStd) > 1e-3 {
 			t.Errorf("filler rows have mean %.4g and std %.4g, want 0 and %g", mean, std, initmodel.InitStd)
+		}
+	}
+	if len(f.Tensors) != len(plain.Tensors)+3 {
+		t.Errorf("%d tensors, want the model maker's %d and 3 biases", len(f.Tensors), len(plain.Tensors))
+	}
+	for name, rows := range map[string]int64{"blk.0.attn_q.bias": 64, "blk.0.attn_k.bias": 32, "blk.0.attn_v.bias": 32} {
+		if info, ok := f.Tensor(name); !ok || info.Type != gguf.TensorF32 || len(info.Shape) != 1 || info.Shape[0] != rows {
+			t.Errorf("bias %s: %+v (present %v), want F32 of %d", name, info, ok, rows)
 		}
 	}
 }
