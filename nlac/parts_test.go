@@ -802,3 +802,47 @@ func (failingExpert) ExpertAction() (string, error) { return "", errors.New("no 
 // noExpert is vowels without its expert: embedding the interface
 // promotes only the Env methods.
 type noExpert struct{ envs.Env }
+
+// TestWarmupBalancesJudgements: in the warm-up, an actor that mostly acts
+// as the expert gives the evaluator mostly "optimal" examples; with
+// nlac.warmup.balance the suboptimal ones are repeated to as many, and the
+// other roles follow the evaluator's count.
+func TestWarmupBalancesJudgements(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t) // its actions: xyz, then aei
+	expertFirst := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 2, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: aeiou", ParsedAction: "aeiou"},
+		{Observation: "More vowels.", Action: "Action: aeiou", ParsedAction: "aeiou", Done: true},
+	}, NumSteps: 2}}
+	// Two of the three actions are the expert's.
+	ts := []Transition{{Episode: expertFirst, Step: 0}, {Episode: expertFirst, Step: 1}, {Episode: ep, Step: 0}}
+	for _, tc := range []struct {
+		balance                 bool
+		optimal, suboptimal, nt int
+	}{{false, 2, 1, 6}, {true, 2, 2, 8}} {
+		cfg := rl.DefaultConfig().NLAC
+		cfg.Method = "self_distill" // the evaluator and the refinement alone
+		cfg.Warmup.Balance = tc.balance
+		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
+			instruction: "Write vowels.", context: 512, actionTokens: 8}
+		seqs, optimal, err := roles.warmupSequences(context.Background(), ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		judged := map[string]int{}
+		for _, s := range seqs {
+			text, err := m.Detokenize(s.Tokens, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, j := range []string{"optimal", "suboptimal"} {
+				if strings.HasSuffix(strings.TrimSpace(text), "Judgement: "+j) {
+					judged[j]++
+				}
+			}
+		}
+		if optimal != 2 || len(seqs) != tc.nt || judged["optimal"] != tc.optimal || judged["suboptimal"] != tc.suboptimal {
+			t.Errorf("balance %v: %d of the actions the expert's (want 2), %d sequences (want %d), evaluator examples %v (want %d optimal, %d suboptimal)",
+				tc.balance, optimal, len(seqs), tc.nt, judged, tc.optimal, tc.suboptimal)
+		}
+	}
+}

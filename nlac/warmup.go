@@ -161,9 +161,17 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 	env := m.newEnv()
 	defer envs.Close(env)
 	byRole := map[string][]train.Sequence{}
-	add := func(role string, msgs []chat.Message, target string) error {
+	// The evaluator's examples by judgement (suboptimal, optimal), kept
+	// apart to be balanced.
+	var judged [2][]train.Sequence
+	balance := m.cfg.Warmup.Balance
+	add := func(role string, msgs []chat.Message, target string, optimal bool) error {
 		s, ok, err := m.sequence(msgs, target)
-		if err == nil && ok {
+		switch {
+		case err != nil || !ok:
+		case role == roleEvaluator && balance:
+			judged[b2i(optimal)] = append(judged[b2i(optimal)], s)
+		default:
 			byRole[role] = append(byRole[role], s)
 		}
 		return err
@@ -204,10 +212,13 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 			if err != nil {
 				return nil, 0, err
 			}
-			if err := add(ex.role, msgs, ex.target); err != nil {
+			if err := add(ex.role, msgs, ex.target, good); err != nil {
 				return nil, 0, err
 			}
 		}
+	}
+	if balance {
+		byRole[roleEvaluator] = balanced(judged[0], judged[1])
 	}
 	// Each role gets as many examples as the most frequent one, by
 	// repetition: the refinement, which only the actions that are not the
@@ -227,6 +238,28 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 		}
 	}
 	return seqs, optimal, nil
+}
+
+// balanced interleaves a and b, repeating the shorter up to the longer's
+// length; with either empty there is nothing to balance and both come back
+// as they are.
+func balanced(a, b []train.Sequence) []train.Sequence {
+	if len(a) == 0 || len(b) == 0 {
+		return append(append([]train.Sequence(nil), a...), b...)
+	}
+	n := max(len(a), len(b))
+	out := make([]train.Sequence, 0, 2*n)
+	for i := range n {
+		out = append(out, a[i%len(a)], b[i%len(b)])
+	}
+	return out
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // roleExample is a role's prompt for a transition (the fill of its

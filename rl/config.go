@@ -362,6 +362,12 @@ type NLACWarmup struct {
 	// per backed-up target: the backup trains only the successor model,
 	// and a small critic forgets its other roles without them.
 	Replay float64 `yaml:"replay"`
+	// Balance gives the evaluator as many examples judged suboptimal as
+	// optimal, repeating the fewer: where the actor mostly acts as the
+	// expert does (a warm-started one), the evaluator otherwise learns to
+	// call nearly everything optimal. Off by default, as in the recorded
+	// NLAC runs.
+	Balance bool `yaml:"balance"`
 }
 
 // Algorithms names the algorithms a Config can select, sorted.
