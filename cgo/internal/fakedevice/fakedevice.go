@@ -36,7 +36,12 @@ static ggml_backend_t init_backend(ggml_backend_dev_t dev) {
 */
 import "C"
 
-import "unsafe"
+import (
+	"unsafe"
+
+	// Its C code defines the shim functions called here.
+	_ "github.com/agentrl/agentrl/cgo"
+)
 
 // Device is a fake device whose backends have a reset function.
 type Device struct{ c C.ggml_backend_dev_t }
