@@ -171,7 +171,8 @@ func (b *builder) build(size int) {
 	columns := x.Reshape(logits, 1, V, M)
 	g.zTarget = x.GetRows(columns, g.targets)
 	g.zMax = x.GetRows(columns, argmax)
-	g.pMax = x.GetRows(x.Reshape(probs, 1, V, M), argmax)
+	probColumns := x.Reshape(probs, 1, V, M)
+	g.pMax = x.GetRows(probColumns, argmax)
 
 	g.all = x.NewGraph(size)
 	for _, out := range []cgo.Tensor{g.zTarget, g.zMax, g.pMax} {
@@ -190,7 +191,7 @@ func (b *builder) build(size int) {
 	// rather than scattered into a zero V x M tensor and added, which
 	// saves that tensor, and GPU backends cannot scatter that many rows.
 	negGrad := x.Scale(g.lossGrad, -1)
-	atTargets := x.Add(x.Mul(x.Reshape(x.GetRows(x.Reshape(probs, 1, V, M), g.targets), 1, M), negGrad), g.lossGrad)
+	atTargets := x.Add(x.Mul(x.Reshape(x.GetRows(probColumns, g.targets), 1, M), negGrad), g.lossGrad)
 	dlogits := x.Reshape(x.SetRows(x.Reshape(x.Mul(probs, negGrad), 1, V*M), atTargets, g.targetFlat), V, M)
 
 	dSelected := b.linBackward(n.output, outAct, dlogits, cgo.Tensor{})
