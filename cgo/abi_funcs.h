@@ -128,6 +128,7 @@ void ggml_build_forward_expand(struct ggml_cgraph * cgraph, struct ggml_tensor *
 void ggml_graph_add_node(struct ggml_cgraph * cgraph, struct ggml_tensor * tensor);
 int  ggml_graph_n_nodes(struct ggml_cgraph * cgraph);
 struct ggml_tensor * ggml_graph_node(struct ggml_cgraph * cgraph, int i);
+void ggml_graph_clear(struct ggml_cgraph * cgraph);
 
 // ggml backends, buffers and graph allocation (the trainer).
 ggml_backend_t ggml_backend_cpu_init(void);

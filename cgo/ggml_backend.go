@@ -9,6 +9,7 @@ import "C"
 import (
 	"errors"
 	"fmt"
+	"time"
 	"unsafe"
 )
 
@@ -80,13 +81,21 @@ func (buf *Buffer) Free() {
 // Compute runs every node of the graph, whose tensors must all be
 // allocated.
 func (b *Backend) Compute(g *Graph) error {
+	if err := b.checkGraph(g); err != nil {
+		return err
+	}
+	return computeStatus(C.ggml_backend_graph_compute(b.c, g.c))
+}
+
+// checkGraph refuses a graph with a node that has no memory, or that the
+// backend cannot run: a GPU backend aborts the process on an operation it
+// lacks, where the CPU backend runs them all.
+func (b *Backend) checkGraph(g *Graph) error {
 	for i := range g.Len() {
 		n := g.Node(i)
 		if !n.Allocated() {
 			return fmt.Errorf("compute: node %d (%v) has no memory", i, n)
 		}
-		// A GPU backend aborts the process on an operation it lacks; the
-		// CPU backend runs them all.
 		if !b.cpu && !bool(C.ggml_backend_supports_op(b.c, n.c)) {
 			from := ""
 			if src := (Tensor{n.c.src[0]}); src.Valid() {
@@ -95,7 +104,11 @@ func (b *Backend) Compute(g *Graph) error {
 			return fmt.Errorf("compute: %s cannot run %s giving %v%s: train on the CPU", b.Name(), C.GoString(C.ggml_op_desc(n.c)), n, from)
 		}
 	}
-	switch st := C.ggml_backend_graph_compute(b.c, g.c); st {
+	return nil
+}
+
+func computeStatus(st C.enum_ggml_status) error {
+	switch st {
 	case C.GGML_STATUS_SUCCESS:
 		return nil
 	case C.GGML_STATUS_ABORTED:
@@ -105,6 +118,67 @@ func (b *Backend) Compute(g *Graph) error {
 	default:
 		return fmt.Errorf("compute: ggml status %d", int(st))
 	}
+}
+
+// OpTimes is where a backend's time went, by kind of operation: the
+// operation and the types of its operands, e.g. "MUL_MAT bf16 x f32".
+type OpTimes map[string]*OpTime
+
+// OpTime is the time spent in one kind of operation.
+type OpTime struct {
+	Calls   int
+	Seconds float64
+}
+
+// ComputeTimed runs the graph as Compute does, but one node at a time,
+// waiting for each to finish, and adds each node's time to times. It is
+// slower than Compute (no overlap, and a GPU backend fuses no operations
+// across nodes), and is meant for finding where a step's time goes.
+func (b *Backend) ComputeTimed(g *Graph, times OpTimes) error {
+	if err := b.checkGraph(g); err != nil {
+		return err
+	}
+	x, err := NewGraphContext(1, 1)
+	if err != nil {
+		return err
+	}
+	defer x.Free()
+	one := x.NewGraph(1)
+	for i := range g.Len() {
+		n := g.Node(i)
+		C.ggml_graph_clear(one.c)
+		C.ggml_graph_add_node(one.c, n.c)
+		start := time.Now()
+		if err := computeStatus(C.ggml_backend_graph_compute(b.c, one.c)); err != nil {
+			return fmt.Errorf("node %d (%v): %w", i, n, err)
+		}
+		d := time.Since(start).Seconds()
+		key := opKind(n)
+		t := times[key]
+		if t == nil {
+			t = &OpTime{}
+			times[key] = t
+		}
+		t.Calls++
+		t.Seconds += d
+	}
+	return nil
+}
+
+// opKind names a node's operation and the types of its operands.
+func opKind(n Tensor) string {
+	kind := C.GoString(C.ggml_op_desc(n.c))
+	for j, src := range n.c.src[:2] {
+		if src == nil {
+			break
+		}
+		sep := " "
+		if j > 0 {
+			sep = " x "
+		}
+		kind += sep + Type(src._type).String()
+	}
+	return kind
 }
 
 // Allocator places the intermediate tensors of graphs in one buffer that

@@ -258,3 +258,62 @@ func TestQuantizedDecodingMatchesGGML(t *testing.T) {
 		}
 	}
 }
+
+func TestComputeTimedComputesAsComputeAndTimesEachNode(t *testing.T) {
+	av := []float32{1, 2, 3, 4, 5, 6}
+	bv := []float32{1, 0, -1, 2, 1, 0}
+	run := func(timed OpTimes) []float32 {
+		b, err := NewBackend(false, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer b.Free()
+		x, err := NewGraphContext(16, 16)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer x.Free()
+		a, bt := x.NewTensor(TypeF32, 3, 2), x.NewTensor(TypeF32, 3, 2)
+		a.SetInput()
+		bt.SetInput()
+		prod := x.MulMat(a, bt)
+		out := x.Add(prod, x.Mul(prod, prod))
+		out.SetOutput()
+		g := x.NewGraph(16)
+		g.Expand(out)
+		alloc := b.NewAllocator()
+		defer alloc.Free()
+		if err := alloc.Alloc(g); err != nil {
+			t.Fatal(err)
+		}
+		a.SetFloat32(av, 0)
+		bt.SetFloat32(bv, 0)
+		if timed == nil {
+			err = b.Compute(g)
+		} else {
+			err = b.ComputeTimed(g, timed)
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		values := make([]float32, out.Elements())
+		out.Float32(values, 0)
+		return values
+	}
+	want := run(nil)
+	times := OpTimes{}
+	got := run(times)
+	for i := range want {
+		if got[i] != want[i] {
+			t.Fatalf("node by node: %v, all at once: %v", got, want)
+		}
+	}
+	for _, kind := range []string{"MUL_MAT f32 x f32", "MUL f32 x f32", "ADD f32 x f32"} {
+		if op := times[kind]; op == nil || op.Calls != 1 || op.Seconds <= 0 {
+			t.Errorf("%s: %+v, want one timed call (all: %v)", kind, op, times)
+		}
+	}
+	if len(times) != 3 {
+		t.Errorf("%d kinds of operation timed, want 3: %v", len(times), times)
+	}
+}

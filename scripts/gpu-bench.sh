@@ -5,7 +5,8 @@
 #   1. parity: log-probabilities on the GPU against the CPU, for the built-in
 #      small model (F32) and a Qwen2.5-0.5B-shaped model (BF16)
 #   2. inference throughput at 1, 32 and 128 sequences (agentrl bench infer)
-#   3. LoRA training tokens/s on the 0.5B shape (agentrl bench train)
+#   3. LoRA training tokens/s on the 0.5B shape (agentrl bench train), and
+#      where a step's time goes, by operation (two more steps, node by node)
 #   4. the same LoRA step in PyTorch + peft (transformers' Qwen2ForCausalLM
 #      with the same shape, random weights, BF16)
 #   5. transformers' generate throughput at 32 sequences
@@ -311,6 +312,7 @@ train_ours() {
 	# Its steps include the warm-up ones.
 	has_flag steps && args+=(--steps "$((train_steps + train_warmup))")
 	has_flag warmup && args+=(--warmup "$train_warmup")
+	has_flag profile-steps && args+=(--profile-steps 2)
 	# Its own PyTorch peer is plain torch in F32; the reference here is
 	# transformers + peft in BF16 (next step).
 	has_flag torch-script && args+=(--torch-script "")

@@ -120,6 +120,12 @@ def cmd_ours_train(args):
     write_json(args.out, {"tokens_per_second": tps, "backend": backend, "report": report})
     print("agentrl LoRA training: %.0f tokens/s on %s (batch %s x %s tokens, %s timed steps)"
           % (tps, backend, ours.get("batch", "?"), ours.get("seq_len", "?"), ours.get("timed_steps", "?")))
+    profile = ours.get("profile") or []
+    if profile:
+        print("where the time of %d profiled steps went (each graph node run and timed alone):" % profile[-1]["calls"])
+        for op in profile:
+            if op["share"] >= 0.01 or op["op"] == "outside the graphs":
+                print("  %5.1f%% %9.1f ms %6d calls  %s" % (100 * op["share"], 1000 * op["seconds"], op["calls"], op["op"]))
     if args.want_gpu and not backend.upper().startswith(("CUDA", "GPU")):
         print("agentrl bench train ran on %s, not on the GPU" % backend)
         return 1

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"math/rand/v2"
 	"os"
 	"os/exec"
@@ -39,6 +40,7 @@ func benchTrainCommand() *cli.Command {
 			&cli.StringFlag{Name: "grad-checkpointing", Value: "off", Usage: "on: recompute the activations in the backward pass (the memory and speed it costs); off"},
 			&cli.StringFlag{Name: "torch-script", Value: filepath.Join("bench", "peers", "torch_lora.py"), Usage: "the PyTorch reference (empty: skip it)"},
 			&cli.StringFlag{Name: "python", Value: "/usr/bin/python3", Usage: "interpreter with torch for the reference"},
+			&cli.IntFlag{Name: "profile-steps", Usage: "after the timed steps, this many more with each graph node timed: where a step's time goes, by operation"},
 			&cli.BoolFlag{Name: "json", Usage: "print JSON"},
 		},
 		Action: runBenchTrain,
@@ -78,8 +80,8 @@ func runBenchTrain(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
-	if c.Int("steps") <= c.Int("warmup") || c.Int("warmup") < 0 || c.Int("rank") <= 0 || c.Int("threads") < 0 {
-		return fmt.Errorf("--steps %d must exceed --warmup %d; --rank and --threads must be positive", c.Int("steps"), c.Int("warmup"))
+	if c.Int("steps") <= c.Int("warmup") || c.Int("warmup") < 0 || c.Int("rank") <= 0 || c.Int("threads") < 0 || c.Int("profile-steps") < 0 {
+		return fmt.Errorf("--steps %d must exceed --warmup %d; --rank, --threads and --profile-steps must be positive", c.Int("steps"), c.Int("warmup"))
 	}
 	peak, err := train.MeasureCPUPeak()
 	if err != nil {
@@ -120,7 +122,7 @@ func runBenchTrain(c *cli.Context) error {
 			for _, full := range modes {
 				cfg := train.BenchConfig{Full: full, Rank: c.Int("rank"), Batch: sh.batch, SeqLen: sh.seqLen,
 					Steps: c.Int("steps"), Warmup: c.Int("warmup"), Threads: threads, GPU: c.Bool("gpu"), Tokens: tokens, Seed: 1,
-					Checkpointing: c.String("grad-checkpointing")}
+					Checkpointing: c.String("grad-checkpointing"), ProfileSteps: c.Int("profile-steps")}
 				ours, err := train.Bench(c.Context, path, cfg)
 				if err != nil {
 					return fmt.Errorf("bench %s %dx%d: %w", path, sh.batch, sh.seqLen, err)
@@ -137,6 +139,7 @@ func runBenchTrain(c *cli.Context) error {
 						line += "  | PyTorch: " + row.TorchError
 					}
 					fmt.Fprintln(c.App.ErrWriter, line)
+					printProfile(c.App.ErrWriter, ours.Profile)
 				}
 			}
 		}
@@ -151,6 +154,17 @@ func runBenchTrain(c *cli.Context) error {
 		fmt.Fprintf(c.App.ErrWriter, "matrix products: %s (%s=off for ggml's kernels)\n", rows[0].Ours.MatrixProducts, cgo.BLASEnv)
 	}
 	return nil
+}
+
+// printProfile prints where the profiled steps' time went, down to the
+// operations under 1% of it.
+func printProfile(w io.Writer, profile []train.OpShare) {
+	for _, op := range profile {
+		if op.Share < 0.01 && op.Op != train.OutsideGraphs {
+			continue
+		}
+		fmt.Fprintf(w, "    %5.1f%% %9.1f ms %6d calls  %s\n", 100*op.Share, 1000*op.Seconds, op.Calls, op.Op)
+	}
 }
 
 func vocabSize(path string) (int, error) {

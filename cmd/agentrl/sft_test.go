@@ -3,12 +3,14 @@ package main
 import (
 	"bufio"
 	"encoding/json"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/agentrl/agentrl/llm"
+	"github.com/agentrl/agentrl/llm/train"
 )
 
 func writeFile(t *testing.T, dir, name, content string) string {
@@ -113,7 +115,7 @@ func TestPretrainBuiltinCorpus(t *testing.T) {
 
 func TestBenchTrainReportsSpeedAndPeak(t *testing.T) {
 	out, err := runApp(t, newApp(), "bench", "train", "--model", tinyModel(t), "--shapes", "2x32", "--steps", "2",
-		"--warmup", "1", "--threads", "1", "--torch-script", "", "--json")
+		"--warmup", "1", "--threads", "1", "--profile-steps", "1", "--torch-script", "", "--json")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -124,6 +126,7 @@ func TestBenchTrainReportsSpeedAndPeak(t *testing.T) {
 				BestTokensPerSecond float64 `json:"best_tokens_per_second"`
 				GFLOPS              float64 `json:"gflops"`
 				Losses              []float64
+				Profile             []train.OpShare
 			}
 			PeakShare  float64 `json:"peak_share"`
 			TorchError string  `json:"pytorch_skipped"`
@@ -138,5 +141,21 @@ func TestBenchTrainReportsSpeedAndPeak(t *testing.T) {
 	r := rep.Results[0]
 	if r.Ours.BestTokensPerSecond <= 0 || r.Ours.GFLOPS <= 0 || len(r.Ours.Losses) != 2 || r.PeakShare <= 0 || r.PeakShare > 1 || r.TorchError != "disabled" {
 		t.Errorf("result %+v", r)
+	}
+	// The profile: the costliest kind first, the host's share last, and
+	// together the wall time of the profiled step.
+	prof := r.Ours.Profile
+	if len(prof) < 3 || prof[len(prof)-1].Op != train.OutsideGraphs || !strings.HasPrefix(prof[0].Op, "MUL_MAT") && !strings.HasPrefix(prof[0].Op, "OUT_PROD") {
+		t.Fatalf("profile %+v", prof)
+	}
+	total := 0.0
+	for i, op := range prof {
+		total += op.Share
+		if i > 0 && i < len(prof)-1 && op.Seconds > prof[i-1].Seconds {
+			t.Errorf("profile not sorted at %d: %+v", i, prof)
+		}
+	}
+	if math.Abs(total-1) > 1e-6 {
+		t.Errorf("profile shares sum to %v: %+v", total, prof)
 	}
 }

@@ -1,15 +1,19 @@
 package train
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"math/rand/v2"
 	"os"
 	"regexp"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/agentrl/agentrl/cgo"
 )
 
 // BenchConfig describes a training-speed measurement: Steps optimiser steps
@@ -36,6 +40,9 @@ type BenchConfig struct {
 	// before the first step, so that a reference implementation can start
 	// from the same A matrices.
 	InitialAdapter string
+	// ProfileSteps more steps, after the timed ones, run one graph node at
+	// a time to measure where a step's time goes (BenchResult.Profile).
+	ProfileSteps int
 }
 
 // BenchResult is the measurement.
@@ -59,7 +66,22 @@ type BenchResult struct {
 	ActivationBytes     int64   `json:"activation_bytes"`
 	Backend             string  `json:"backend"`
 	MatrixProducts      string  `json:"matrix_products"` // Trainer.MatrixProducts
+	// Profile is where the time of the profiled steps went, the most
+	// costly kinds of operation first, and last what ran outside the
+	// graphs (loss, gradient read-back and the optimiser, on the host).
+	Profile []OpShare `json:"profile,omitempty"`
 }
+
+// OpShare is the time of one kind of operation over the profiled steps.
+type OpShare struct {
+	Op      string  `json:"op"`
+	Calls   int     `json:"calls"`
+	Seconds float64 `json:"seconds"`
+	Share   float64 `json:"share"` // of the profiled steps' wall time
+}
+
+// OutsideGraphs names, in a profile, the time spent outside graph compute.
+const OutsideGraphs = "outside the graphs"
 
 // FLOPsPerToken estimates the floating-point operations of one training
 // token: 2N for the forward pass over the N weights of the matrix
@@ -168,6 +190,11 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 		}
 		res.Losses = append(res.Losses, r.Loss)
 	}
+	if c.ProfileSteps > 0 {
+		if res.Profile, err = profileSteps(ctx, tr, seqs, c.ProfileSteps); err != nil {
+			return res, err
+		}
+	}
 	lp, err := tr.LogProbs(seqs)
 	if err != nil {
 		return res, err
@@ -186,6 +213,36 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 	res.GFLOPS = res.BestTokensPerSecond * res.FLOPsPerToken / 1e9
 	res.ActivationBytes = tr.ActivationBytes()
 	return res, nil
+}
+
+// profileSteps takes n training steps with the nodes of their graphs timed
+// one by one, and returns where the time went.
+func profileSteps(ctx context.Context, tr *Trainer, seqs []Sequence, n int) ([]OpShare, error) {
+	times := cgo.OpTimes{}
+	tr.TimeOps(times)
+	defer tr.TimeOps(nil)
+	start := time.Now()
+	for range n {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		if _, err := tr.Accumulate(seqs, CrossEntropy{}); err != nil {
+			return nil, err
+		}
+		if _, err := tr.Step(); err != nil {
+			return nil, err
+		}
+	}
+	wall := time.Since(start).Seconds()
+	var shares []OpShare
+	inGraphs := 0.0
+	for op, t := range times {
+		shares = append(shares, OpShare{Op: op, Calls: t.Calls, Seconds: t.Seconds, Share: t.Seconds / wall})
+		inGraphs += t.Seconds
+	}
+	slices.SortFunc(shares, func(a, b OpShare) int { return cmp.Compare(b.Seconds, a.Seconds) })
+	outside := max(wall-inGraphs, 0)
+	return append(shares, OpShare{Op: OutsideGraphs, Calls: n, Seconds: outside, Share: outside / wall}), nil
 }
 
 // CPUPeak is the FP32 peak of this machine's CPUs and how it was derived.

@@ -186,6 +186,8 @@ type Trainer struct {
 	active   string
 	gradBuf  []float32 // a gradient read from the backend, to add
 	peak     int64
+	// opTimes, when set, collects the time of every graph node (TimeOps).
+	opTimes cgo.OpTimes
 }
 
 // New loads the model at path for training.
@@ -457,7 +459,7 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 	if train {
 		first = g.fwd
 	}
-	if err := t.backend.Compute(first); err != nil {
+	if err := t.compute(first); err != nil {
 		return nil, err
 	}
 	M := len(p.out)
@@ -495,7 +497,7 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 	}
 	g.lossGrad.SetFloat32(coef, 0)
 	g.targetFlat.SetInt32(flat, 0)
-	if err := t.backend.Compute(g.bwd); err != nil {
+	if err := t.compute(g.bwd); err != nil {
 		return nil, err
 	}
 	for _, prm := range g.order {
@@ -527,6 +529,18 @@ func (t *Trainer) CheckMemory(seqs []Sequence) error {
 	return nil
 }
 
+// TimeOps makes the trainer run its graphs one node at a time and add
+// each node's time to times, until it is called with nil. The steps are
+// slower while it does: it is for finding where their time goes.
+func (t *Trainer) TimeOps(times cgo.OpTimes) { t.opTimes = times }
+
+func (t *Trainer) compute(g *cgo.Graph) error {
+	if t.opTimes != nil {
+		return t.backend.ComputeTimed(g, t.opTimes)
+	}
+	return t.backend.Compute(g)
+}
+
 // gpuScatterRows is the most rows ggml's CUDA get_rows_back writes: one
 // block row of its launch grid per row, and a grid has at most 65535.
 const gpuScatterRows = 65535
@@ -543,7 +557,8 @@ func (t *Trainer) microBatchGraph(seqs []Sequence, train, base bool) (*packed, *
 		// ggml indexes the logits with 32-bit integers.
 		return nil, nil, fmt.Errorf("%d scored tokens x a vocabulary of %d exceed 2^31 logits: split the micro-batch", len(p.out), t.h.Vocab)
 	}
-	if rows := p.B * p.T; !t.backend.CPU() && rows > gpuScatterRows {
+	// Only the backward pass scatters; log-probabilities need no limit.
+	if rows := p.B * p.T; train && !t.backend.CPU() && rows > gpuScatterRows {
 		return nil, nil, fmt.Errorf("a micro-batch of %d token slots: on a GPU the trainer scatters the output gradient into at most %d; lower the tokens per micro-batch", rows, gpuScatterRows)
 	}
 	dropout := train && !t.cfg.Full && t.cfg.LoRA.Dropout > 0
