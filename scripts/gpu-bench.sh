@@ -4,16 +4,16 @@
 #
 #   1. parity: log-probabilities on the GPU against the CPU, for the built-in
 #      small model (F32) and a Qwen2.5-0.5B-shaped model (BF16)
-#   2. inference throughput at 1, 32 and 128 sequences (agentrl bench infer)
-#   3. LoRA training tokens/s on the 0.5B shape (agentrl bench train), and
+#   2. LoRA training tokens/s on the 0.5B shape (agentrl bench train), and
 #      where a step's time goes, by operation (two more steps, node by node)
-#   4. the same LoRA step in PyTorch + peft (transformers' Qwen2ForCausalLM
+#   3. the same LoRA step in PyTorch + peft (transformers' Qwen2ForCausalLM
 #      with the same shape, random weights, BF16)
-#   5. transformers' generate throughput at 32 sequences
-#   6. a whole GRPO run (agentrl train grpo --gpu: warm start, rollouts,
+#   4. a whole GRPO run (agentrl train grpo --gpu: warm start, rollouts,
 #      updates, hand-overs) on the math environment, on the GPU and on the
 #      CPU, with the importance ratio that shows whether the GPU's sampling
 #      and training log-probabilities agree
+#   5. inference throughput at 1, 32 and 128 sequences (agentrl bench infer)
+#   6. transformers' generate throughput at 32 sequences
 #   and prints the ratios agentrl / PyTorch and the model FLOP utilisation
 #   against 790 TFLOP/s (an H200's dense BF16 rate).
 #
@@ -109,12 +109,18 @@ run_timed() {
 	local start=$SECONDS rc
 	"$@"
 	rc=$?
-	echo "  ($((SECONDS - start)) s)" >&2
+	if [ $rc -eq 124 ]; then
+		echo "  (stopped after $((SECONDS - start)) s: the step's time limit)" >&2
+	else
+		echo "  ($((SECONDS - start)) s)" >&2
+	fi
 	return $rc
 }
-# cpu_agentrl runs agentrl with no GPU backend at all: the CPU reference.
-cpu_agentrl() { AGENTRL_LIB_DIR="$work/no-backends" "$bin" "$@"; }
-gpu_agentrl() { AGENTRL_LIB_DIR="$lib_dir" "$bin" "$@"; }
+# cpu_agentrl runs agentrl with no GPU backend at all: the CPU reference;
+# gpu_agentrl with the CUDA backend. Both stop after $limit seconds when a
+# step sets it (a slow step must not take the time of the ones after it).
+cpu_agentrl() { AGENTRL_LIB_DIR="$work/no-backends" timeout "${limit:-0}" "$bin" "$@"; }
+gpu_agentrl() { AGENTRL_LIB_DIR="$lib_dir" timeout "${limit:-0}" "$bin" "$@"; }
 
 environment() {
 	section "environment"
@@ -261,13 +267,13 @@ parity() {
 inference() {
 	section "inference throughput (agentrl bench infer)"
 	[ -f "$work/shape.gguf" ] || { fail "no models to benchmark"; return; }
-	local run=gpu_agentrl where=GPU
+	local run=gpu_agentrl where=GPU limit=$step_limit
 	if [ -z "$gpu" ]; then
 		skip_gpu "inference on the GPU; measuring the CPU at reduced sizes"
 		run=cpu_agentrl where="CPU, dry run"
 	fi
 	if ! run_timed "$run" bench infer --model "$work/small.gguf" --model "$work/shape.gguf" --parallel "$infer_parallel" \
-		--prompt-tokens "$infer_prompt" --gen-tokens "$infer_gen" "${cpu_threads[@]}" --json >"$work/infer.json"; then
+		--prompt-tokens "$infer_prompt" --gen-tokens "$infer_gen" --repeats "$infer_repeats" "${cpu_threads[@]}" --json >"$work/infer.json"; then
 		fail "agentrl bench infer"
 		return
 	fi
@@ -317,6 +323,7 @@ train_ours() {
 	# transformers + peft in BF16 (next step).
 	has_flag torch-script && args+=(--torch-script "")
 	echo "agentrl$(printf ' %q' "${args[@]}")"
+	local limit=$step_limit
 	if ! run_timed gpu_agentrl "${args[@]}" >"$work/train-ours-raw.json"; then
 		fail "agentrl bench train"
 		return
@@ -333,7 +340,7 @@ train_torch() {
 		return
 	fi
 	[ -z "$gpu" ] && skip_gpu "PyTorch training on the GPU; running it on the CPU at reduced sizes"
-	run_timed "$python" "$helper" torch-train --device "$torch_device" --shape "$work/shape.json" --batch "$train_batch" \
+	run_timed timeout "$step_limit" "$python" "$helper" torch-train --device "$torch_device" --shape "$work/shape.json" --batch "$train_batch" \
 		--seq-len "$train_seq" --steps "$train_steps" --warmup "$train_warmup" --rank "$train_rank" \
 		--out "$work/train-torch.json" || fail "PyTorch training"
 }
@@ -345,7 +352,7 @@ generate_torch() {
 		return
 	fi
 	[ -z "$gpu" ] && skip_gpu "transformers generate on the GPU; running it on the CPU at reduced sizes"
-	run_timed "$python" "$helper" torch-generate --device "$torch_device" --shape "$work/shape.json" --parallel "$compare_parallel" \
+	run_timed timeout "$step_limit" "$python" "$helper" torch-generate --device "$torch_device" --shape "$work/shape.json" --parallel "$compare_parallel" \
 		--prompt-tokens "$infer_prompt" --gen-tokens "$infer_gen" --repeats "$generate_repeats" \
 		--out "$work/generate-torch.json" || fail "transformers generate"
 }
@@ -353,7 +360,7 @@ generate_torch() {
 # rl_run trains GRPO for a few iterations with one model on one device and
 # prints its iterations; the rest of the flags are the run's.
 rl_run() {
-	local label=$1 run=$2 model=$3 dir=$4
+	local label=$1 run=$2 model=$3 dir=$4 limit=$step_limit
 	shift 4
 	if ! run_timed "$run" train grpo --env math --model "$work/$model.gguf" --out "$work/$dir" --seed 1 \
 		--set rollout.tasks="$rl_tasks" --set rollout.parallel=32 --set eval.every=0 "$@" >"$work/$dir.log" 2>&1; then
@@ -406,13 +413,15 @@ main() {
 	# in seconds, and runs ggml on one CPU thread (its threads spin while
 	# they wait for each other, which on a busy machine costs 30x).
 	train_rank=8
+	# Each measuring step stops after this many seconds.
+	step_limit=180
 	if [ -n "$gpu" ]; then
-		infer_parallel=1,32,128 infer_prompt=64 infer_gen=128 compare_parallel=32 generate_repeats=3
+		infer_parallel=1,32,128 infer_prompt=64 infer_gen=128 infer_repeats=2 compare_parallel=32 generate_repeats=3
 		train_batch=8 train_seq=1024 train_steps=10 train_warmup=3
 		torch_device=cuda cpu_threads=()
 		rl_iterations=3 rl_tasks=16 rl_cpu_args=()
 	else
-		infer_parallel=1,4 infer_prompt=16 infer_gen=8 compare_parallel=4 generate_repeats=1
+		infer_parallel=1,4 infer_prompt=16 infer_gen=8 infer_repeats=1 compare_parallel=4 generate_repeats=1
 		train_batch=1 train_seq=32 train_steps=1 train_warmup=1
 		torch_device=cpu cpu_threads=(--threads 1)
 		rl_iterations=1 rl_tasks=2 rl_cpu_args=(--threads 1 --set warm_start.demos=8)
@@ -436,11 +445,11 @@ main() {
 	check_devices
 	make_models
 	parity
-	inference
 	train_ours
 	train_torch
-	generate_torch
 	rl
+	inference
+	generate_torch
 	summary
 
 	if [ -n "${OUT:-}" ]; then
