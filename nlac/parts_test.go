@@ -846,3 +846,45 @@ func TestWarmupBalancesJudgements(t *testing.T) {
 		}
 	}
 }
+
+// TestWarmupBalancesOutcomes: the warm-up's futures are mostly of
+// successful episodes; with nlac.warmup.balance_outcomes the successor
+// model gets the failed episode's future repeated to as many.
+func TestWarmupBalancesOutcomes(t *testing.T) {
+	m, prompts, failed := scriptedSetting(t)
+	succeeded := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 2, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: aeiou", ParsedAction: "aeiou"},
+		{Observation: "More vowels.", Action: "Action: aeiou", ParsedAction: "aeiou", Done: true},
+	}, NumSteps: 2, Success: true, Score: 1}}
+	ts := []Transition{{Episode: succeeded, Step: 0}, {Episode: succeeded, Step: 1}, {Episode: failed, Step: 0}}
+	for _, tc := range []struct {
+		balance          bool
+		success, failure int
+	}{{false, 2, 1}, {true, 2, 2}} {
+		cfg := rl.DefaultConfig().NLAC
+		cfg.Merge = "template" // no merge examples, whose targets are futures too
+		cfg.Warmup.BalanceOutcomes = tc.balance
+		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
+			instruction: "Write vowels.", context: 512, actionTokens: 8}
+		seqs, _, err := roles.warmupSequences(context.Background(), ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		futures := map[string]int{}
+		for _, s := range seqs {
+			text, err := m.Detokenize(s.Tokens, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			lines := strings.Split(strings.TrimSpace(text), "\n")
+			for _, o := range []string{"success", "failure"} {
+				if strings.HasPrefix(lines[len(lines)-1], "Outcome: "+o) {
+					futures[o]++
+				}
+			}
+		}
+		if futures["success"] != tc.success || futures["failure"] != tc.failure {
+			t.Errorf("balance_outcomes %v: futures %v, want %d of success and %d of failure", tc.balance, futures, tc.success, tc.failure)
+		}
+	}
+}

@@ -79,19 +79,21 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	if err := r.CommitPreparation(); err != nil {
 		return err
 	}
-	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's) gave %d role examples; loss %.4f",
-		c.Transitions, c.Agent, c.Expert, share(c.Optimal, c.Transitions), len(seqs), m.Loss)
+	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's, %.2f in successful episodes) gave %d role examples; loss %.4f",
+		c.Transitions, c.Agent, c.Expert, share(c.Optimal, c.Transitions), share(c.Succeeded, c.Transitions), len(seqs), m.Loss)
 	return nil
 }
 
 // warmupCollection is what the warm-up's episodes were, kept with the
 // role examples they gave.
 type warmupCollection struct {
-	Agent       int   `json:"agent_episodes"`
-	Expert      int   `json:"expert_episodes"`
-	Transitions int   `json:"transitions"`
-	Optimal     int   `json:"optimal"` // actions that were the expert's
-	EnvSteps    int64 `json:"env_steps"`
+	Agent       int `json:"agent_episodes"`
+	Expert      int `json:"expert_episodes"`
+	Transitions int `json:"transitions"`
+	Optimal     int `json:"optimal"` // actions that were the expert's
+	// Succeeded counts the transitions of successful episodes.
+	Succeeded int   `json:"succeeded"`
+	EnvSteps  int64 `json:"env_steps"`
 }
 
 // warmupData plays the warm-up's episodes and makes its role examples,
@@ -136,6 +138,11 @@ func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []trai
 	}
 	r.EndPhase("rollout")
 	c.Agent, c.Expert, c.Transitions, c.Optimal = len(agent), len(expert), len(ts), optimal
+	for _, t := range ts {
+		if t.Episode.Trajectory.Success {
+			c.Succeeded++
+		}
+	}
 	c.EnvSteps = r.State.EnvSteps + l.roles.envSteps - before
 	// Kept for the critic updates to replay (the file for a resumed run),
 	// and the tallies after it: their file says the examples are whole.
@@ -161,16 +168,23 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 	env := m.newEnv()
 	defer envs.Close(env)
 	byRole := map[string][]train.Sequence{}
-	// The evaluator's examples by judgement (suboptimal, optimal), kept
-	// apart to be balanced.
-	var judged [2][]train.Sequence
-	balance := m.cfg.Warmup.Balance
-	add := func(role string, msgs []chat.Message, target string, optimal bool) error {
+	// The examples of the roles to balance, kept apart by side: the
+	// evaluator's by judgement (suboptimal, optimal), the successor
+	// model's by the outcome of the episode they describe (failure,
+	// success).
+	sides := map[string]*[2][]train.Sequence{}
+	if m.cfg.Warmup.Balance {
+		sides[roleEvaluator] = &[2][]train.Sequence{}
+	}
+	if m.cfg.Warmup.BalanceOutcomes {
+		sides[roleSuccessor] = &[2][]train.Sequence{}
+	}
+	add := func(role string, msgs []chat.Message, target string, side bool) error {
 		s, ok, err := m.sequence(msgs, target)
 		switch {
 		case err != nil || !ok:
-		case role == roleEvaluator && balance:
-			judged[b2i(optimal)] = append(judged[b2i(optimal)], s)
+		case sides[role] != nil:
+			sides[role][b2i(side)] = append(sides[role][b2i(side)], s)
 		default:
 			byRole[role] = append(byRole[role], s)
 		}
@@ -212,13 +226,17 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 			if err != nil {
 				return nil, 0, err
 			}
-			if err := add(ex.role, msgs, ex.target, good); err != nil {
+			side := good
+			if ex.role == roleSuccessor {
+				side = t.Episode.Trajectory.Success
+			}
+			if err := add(ex.role, msgs, ex.target, side); err != nil {
 				return nil, 0, err
 			}
 		}
 	}
-	if balance {
-		byRole[roleEvaluator] = balanced(judged[0], judged[1])
+	for role, split := range sides {
+		byRole[role] = balanced(split[0], split[1])
 	}
 	// Each role gets as many examples as the most frequent one, by
 	// repetition: the refinement, which only the actions that are not the

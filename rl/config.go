@@ -368,6 +368,12 @@ type NLACWarmup struct {
 	// call nearly everything optimal. Off by default: on WebShop it left
 	// the critic's judgements as they were (docs/results/nlac.md).
 	Balance bool `yaml:"balance"`
+	// BalanceOutcomes gives the successor model as many futures of failed
+	// episodes as of successful ones, repeating the fewer: the warm-up's
+	// episodes are mostly the expert's and a warm-started actor's
+	// successes, and a successor model that learns from them predicts
+	// success after almost any action. Off by default.
+	BalanceOutcomes bool `yaml:"balance_outcomes"`
 }
 
 // Algorithms names the algorithms a Config can select, sorted.
