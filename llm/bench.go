@@ -21,6 +21,9 @@ type InferBenchConfig struct {
 	// repeats one slow decode on a shared core moves the ratio by 10-20%).
 	Repeats int
 	Engine  EngineOptions
+	// Progress, when set, is called after each repeat with the seconds of
+	// the plain loop and of the engine.
+	Progress func(repeat int, plainS, engineS float64)
 }
 
 // InferBenchResult compares the engine with a plain loop that feeds the
@@ -114,6 +117,9 @@ func BenchInfer(ctx context.Context, m *Model, cfg InferBenchConfig) (InferBench
 		wall := time.Since(start).Seconds()
 		ratios = append(ratios, (promptS+genS)/wall)
 		res.EngineWorstSeconds = max(res.EngineWorstSeconds, wall)
+		if cfg.Progress != nil {
+			cfg.Progress(r+1, promptS+genS, wall)
+		}
 		if bestEngine == 0 || wall < bestEngine {
 			bestEngine = wall
 			res.OrchestrationPct = 100 * (wall - e.Stats().DecodeTime.Seconds()) / wall

@@ -122,10 +122,17 @@ func runBenchInfer(c *cli.Context) error {
 		}
 		rep := benchModelReport{Model: m.Info()}
 		for _, p := range parallel {
+			// A point can take minutes on a slow device: each repeat is
+			// reported as it ends.
+			progress := func(repeat int, plainS, engineS float64) {
+				fmt.Fprintf(c.App.ErrWriter, "bench infer: %s P=%d repeat %d/%d: plain loop %.2f s, engine %.2f s\n",
+					filepath.Base(path), p, repeat, c.Int("repeats"), plainS, engineS)
+			}
 			r, err := llm.BenchInfer(c.Context, m, llm.InferBenchConfig{
 				Parallel: p, PromptTokens: c.Int("prompt-tokens"), GenTokens: c.Int("gen-tokens"), Repeats: c.Int("repeats"),
 				Engine: llm.EngineOptions{Threads: c.Int("threads"), FlashAttn: fa, SharedKV: c.Bool("shared-kv"), UBatch: c.Int("ubatch"),
 					Context: c.Int("prompt-tokens") + c.Int("gen-tokens")},
+				Progress: progress,
 			})
 			if err != nil {
 				m.Close()
