@@ -15,8 +15,8 @@ import (
 // future in more detail than the distant one (the text analogue of
 // discounting).
 
-// outcome is the final line of every future description: how the episode
-// really ended, which the evaluator's judgement rests on.
+// outcome is the line of every future description that says how the
+// episode really ended, which the evaluator's judgement rests on.
 func outcome(e *Episode, after int) string {
 	tr := &e.Trajectory
 	verdict := "failure"
@@ -33,24 +33,42 @@ func outcome(e *Episode, after int) string {
 	return fmt.Sprintf("Outcome: %s (score %.2f%s).", verdict, tr.Score, more)
 }
 
+// futureForm writes the successor model's future descriptions with the
+// outcome line ("Outcome: success (score 1.00, 2 steps later).") first
+// (nlac.outcome_first), where a future cut at nlac.future_tokens still
+// states it, or last, after the detail.
+type futureForm struct{ outcomeFirst bool }
+
+// join puts the detail and the outcome line in the form's order.
+func (f futureForm) join(detail, outcome string) string {
+	detail = strings.TrimSpace(detail)
+	switch {
+	case outcome == "":
+		return detail
+	case f.outcomeFirst:
+		return outcome + "\n" + detail
+	}
+	return detail + "\n" + outcome
+}
+
 // terminalTarget is the backup's target at the last step of an episode:
 // the environment's last answer and the true outcome.
-func terminalTarget(t Transition) string {
+func (f futureForm) terminalTarget(t Transition) string {
 	ended := "the episode ends"
 	if t.Episode.Trajectory.Truncated {
 		ended = "the episode is cut at the step limit"
 	}
-	return fmt.Sprintf("Next: %q (reward %.2f); %s.\n%s",
-		clip(t.nextObservation(), 300), t.step().Reward, ended, outcome(t.Episode, 0))
+	return f.join(fmt.Sprintf("Next: %q (reward %.2f); %s.", clip(t.nextObservation(), 300), t.step().Reward, ended),
+		outcome(t.Episode, 0))
 }
 
-// TrueFuture describes what really followed the transition's action, in
+// trueFuture describes what really followed the transition's action, in
 // the successor model's form: the next answer in detail, the following
 // steps more briefly, the rest counted, and the outcome. It is the
 // self-distillation ablation's future and the warm-up's target.
-func TrueFuture(t Transition) string {
+func (f futureForm) trueFuture(t Transition) string {
 	if t.Done() {
-		return terminalTarget(t)
+		return f.terminalTarget(t)
 	}
 	steps := t.Episode.Trajectory.Steps
 	var b strings.Builder
@@ -64,31 +82,41 @@ func TrueFuture(t Transition) string {
 	if rest := len(steps) - 1 - t.Step - shown; rest > 0 {
 		fmt.Fprintf(&b, "Then %d more steps.\n", rest)
 	}
-	b.WriteString(outcome(t.Episode, len(steps)-1-t.Step))
-	return b.String()
+	return f.join(b.String(), outcome(t.Episode, len(steps)-1-t.Step))
 }
 
 // templateMerge is the backup's target built without the model (merge:
 // template): what happened next, then the action a' and its predicted
-// future d', shortened, its outcome line kept.
-func templateMerge(t Transition, nextAction, nextFuture string) string {
-	return fmt.Sprintf("Next: %q (reward %.2f).\nThen: %s.\n%s",
-		clip(t.nextObservation(), 300), t.step().Reward, nextAction, shorten(nextFuture, 400))
+// future d', shortened, with d”s outcome line.
+func (f futureForm) templateMerge(t Transition, nextAction, nextFuture string) string {
+	line, rest, _ := splitOutcome(nextFuture)
+	return f.join(fmt.Sprintf("Next: %q (reward %.2f).\nThen: %s.\n%s",
+		clip(t.nextObservation(), 300), t.step().Reward, nextAction, clip(strings.TrimSpace(rest), 400)), line)
 }
 
-// shorten cuts a description to about n characters, keeping its last
-// line when that states the outcome.
+// splitOutcome finds a description's outcome line, its first or its last
+// line when that begins "Outcome", and returns it, the rest, and whether
+// it came first; "" and the whole description without one.
+func splitOutcome(d string) (line, rest string, first bool) {
+	d = strings.TrimSpace(d)
+	if i := strings.Index(d, "\n"); i >= 0 && strings.HasPrefix(d, "Outcome") {
+		return d[:i], strings.TrimSpace(d[i+1:]), true
+	}
+	if i := strings.LastIndex(d, "\n"); i >= 0 && strings.HasPrefix(strings.TrimSpace(d[i+1:]), "Outcome") {
+		return strings.TrimSpace(d[i+1:]), strings.TrimSpace(d[:i]), false
+	}
+	return "", d, false
+}
+
+// shorten cuts a description to about n characters, keeping its outcome
+// line where it is.
 func shorten(d string, n int) string {
 	d = strings.TrimSpace(d)
 	if len([]rune(d)) <= n {
 		return d
 	}
-	last := ""
-	if i := strings.LastIndex(d, "\n"); i >= 0 && strings.HasPrefix(strings.TrimSpace(d[i+1:]), "Outcome") {
-		last = "\n" + strings.TrimSpace(d[i+1:])
-		d = d[:i]
-	}
-	return clip(d, n) + last
+	line, rest, first := splitOutcome(d)
+	return futureForm{outcomeFirst: first}.join(clip(rest, n), line)
 }
 
 // mergeData fills the merge prompt of a transition.
@@ -114,7 +142,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 			continue
 		}
 		if t := recs[i].T; t.Done() {
-			recs[i].Target = terminalTarget(t)
+			recs[i].Target = m.form().terminalTarget(t)
 		} else {
 			open = append(open, i)
 			actorPrompts = append(actorPrompts, t.next().PromptTokenIDs)
@@ -143,7 +171,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 	open, futures = fitting(recs, open, futures, counts)
 	if m.cfg.Merge == "template" {
 		for k, i := range open {
-			recs[i].Target = templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
+			recs[i].Target = m.form().templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
 		}
 		return nil
 	}
@@ -166,7 +194,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 		case merged[k][0] == "":
 			// An empty merge teaches nothing; the template keeps the
 			// transition's target.
-			recs[i].Target = templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
+			recs[i].Target = m.form().templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
 			counts.EmptyMerges++
 		default:
 			recs[i].Target = merged[k][0]

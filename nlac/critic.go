@@ -67,10 +67,14 @@ var errTooLong = errors.New("the prompt does not fit the context")
 
 // prompt renders a role's conversation for transition t, the smallest
 // view first that leaves room for reserve tokens (an answer, or a target
+// form is how this run writes future descriptions.
+func (m *roleModel) form() futureForm { return futureForm{outcomeFirst: m.cfg.OutcomeFirst} }
+
 // text of that length), and returns it with its tokens.
 func (m *roleModel) prompt(role string, t Transition, action string, fill func(*promptData), reserve int) ([]chat.Message, []int32, error) {
 	for _, v := range views(m.cfg.HistorySteps) {
-		d := promptData{Instruction: clip(m.instruction, v.instructionChars), History: transcript(t.Episode, t.Step, v), Action: action}
+		d := promptData{Instruction: clip(m.instruction, v.instructionChars), History: transcript(t.Episode, t.Step, v), Action: action,
+			OutcomeFirst: m.cfg.OutcomeFirst}
 		if fill != nil {
 			fill(&d)
 		}

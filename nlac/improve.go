@@ -279,7 +279,7 @@ func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, c
 	switch method {
 	case "self_distill":
 		for k, i := range open {
-			out[k] = []string{TrueFuture(recs[i].T)}
+			out[k] = []string{m.form().trueFuture(recs[i].T)}
 		}
 		return open, out, nil
 	case "nlrl":
@@ -345,7 +345,7 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 			failed[k] = tr.Error
 			continue
 		}
-		futures[k] = append(futures[k], TrueFuture(Transition{Episode: &Episode{Trajectory: *tr}, Step: len(starts[k].Actions) - 1}))
+		futures[k] = append(futures[k], m.form().trueFuture(Transition{Episode: &Episode{Trajectory: *tr}, Step: len(starts[k].Actions) - 1}))
 	}
 	if m.progress != nil {
 		m.progress("  rollouts: %d x %d in %.1fs", len(starts), group, time.Since(began).Seconds())

@@ -373,12 +373,13 @@ func TestFuturesWithoutSuccessor(t *testing.T) {
 				t.Fatal(err)
 			}
 			text := string(log)
-			last := fmt.Sprintf("Future %d:\n> Next: ", tc.futures)
+			// Each future opens with its outcome line (nlac.outcome_first).
+			last := fmt.Sprintf("Future %d:\n> Outcome: ", tc.futures)
 			if n := strings.Count(text, last); n != 8 || strings.Contains(text, fmt.Sprintf("Future %d:", tc.futures+1)) {
 				t.Errorf("%d actions critiqued from %d futures, want 8:\n%s", n, tc.futures, text)
 			}
-			if n := strings.Count(text, "> Outcome: "); n != 8*tc.futures {
-				t.Errorf("%d futures end with their outcome, want %d", n, 8*tc.futures)
+			if n := strings.Count(text, ":\n> Outcome: "); n != 8*tc.futures {
+				t.Errorf("%d futures open with their outcome, want %d", n, 8*tc.futures)
 			}
 		})
 	}

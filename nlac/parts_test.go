@@ -39,67 +39,116 @@ func episode(seed int64, success bool) rollout.Trajectory {
 // transitions: at the last step the true outcome; before it, what
 // happened next followed by a' and its predicted future, its outcome
 // line kept; the merge prompt shows the merge role everything it needs.
+// The outcome line comes first or last as nlac.outcome_first says.
 func TestBellmanTargets(t *testing.T) {
 	e := &Episode{Iteration: 1, Trajectory: episode(7, true)}
 	last := Transition{Episode: e, Step: 2}
 	if !last.Done() {
 		t.Fatal("the last step is not terminal")
 	}
-	got := terminalTarget(last)
-	for _, want := range []string{`Next: "Thank you for shopping."`, "reward 1.00", "the episode ends", "Outcome: success (score 1.00)."} {
-		if !strings.Contains(got, want) {
-			t.Errorf("terminal target lacks %q:\n%s", want, got)
-		}
-	}
-	failed := &Episode{Trajectory: episode(8, false)}
-	failed.Trajectory.Truncated = true
-	if got := terminalTarget(Transition{Episode: failed, Step: 2}); !strings.Contains(got, "Outcome: failure (score 0.00).") || !strings.Contains(got, "step limit") {
-		t.Errorf("truncated failure's target: %s", got)
-	}
-
 	first := Transition{Episode: e, Step: 0}
 	if first.Done() {
 		t.Fatal("the first step is terminal")
 	}
-	prediction := "Next: the page shows the shoes.\nThen: the agent buys them.\nOutcome: success (score 1.00)."
-	got = templateMerge(first, "Action: click[B01]", prediction)
-	wantOrder := []string{`Next: "Results: [B01] Red shoes $35 | [B02] Blue shoes $20" (reward 0.00).`, "Then: Action: click[B01].", "Next: the page shows the shoes.", "Outcome: success (score 1.00)."}
-	at := 0
-	for _, w := range wantOrder {
-		i := strings.Index(got[at:], w)
-		if i < 0 {
-			t.Fatalf("merged target lacks %q after position %d:\n%s", w, at, got)
+	for _, outcomeFirst := range []bool{false, true} {
+		f := futureForm{outcomeFirst: outcomeFirst}
+		// placed checks that d's outcome line is the one wanted, first or
+		// last as the form puts it.
+		placed := func(what, d, want string) {
+			t.Helper()
+			lines := strings.Split(d, "\n")
+			at := lines[len(lines)-1]
+			if outcomeFirst {
+				at = lines[0]
+			}
+			if at != want {
+				t.Errorf("outcome first %v: %s has %q where its outcome line %q belongs:\n%s", outcomeFirst, what, at, want, d)
+			}
 		}
-		at += i + len(w)
-	}
-	// A long prediction is cut, but its outcome line survives.
-	long := strings.Repeat("the agent browses on; ", 60) + "\nOutcome: failure (score 0.00)."
-	if got := templateMerge(first, "Action: x", long); !strings.HasSuffix(got, "\nOutcome: failure (score 0.00).") || len(got) > 1000 {
-		t.Errorf("long prediction merged into %d characters, ending %q", len(got), got[max(0, len(got)-40):])
+		got := f.terminalTarget(last)
+		for _, want := range []string{`Next: "Thank you for shopping."`, "reward 1.00", "the episode ends"} {
+			if !strings.Contains(got, want) {
+				t.Errorf("terminal target lacks %q:\n%s", want, got)
+			}
+		}
+		placed("the terminal target", got, "Outcome: success (score 1.00).")
+		failed := &Episode{Trajectory: episode(8, false)}
+		failed.Trajectory.Truncated = true
+		got = f.terminalTarget(Transition{Episode: failed, Step: 2})
+		placed("a truncated failure's target", got, "Outcome: failure (score 0.00).")
+		if !strings.Contains(got, "step limit") {
+			t.Errorf("truncated failure's target: %s", got)
+		}
+
+		// The prediction d' comes in either form: its outcome line is
+		// found and placed as this run writes futures.
+		for _, prediction := range []string{
+			"Next: the page shows the shoes.\nThen: the agent buys them.\nOutcome: success (score 1.00).",
+			"Outcome: success (score 1.00).\nNext: the page shows the shoes.\nThen: the agent buys them.",
+		} {
+			got = f.templateMerge(first, "Action: click[B01]", prediction)
+			placed("the merged target", got, "Outcome: success (score 1.00).")
+			wantOrder := []string{`Next: "Results: [B01] Red shoes $35 | [B02] Blue shoes $20" (reward 0.00).`, "Then: Action: click[B01].", "Next: the page shows the shoes."}
+			at := 0
+			for _, w := range wantOrder {
+				i := strings.Index(got[at:], w)
+				if i < 0 {
+					t.Fatalf("merged target lacks %q after position %d:\n%s", w, at, got)
+				}
+				at += i + len(w)
+			}
+		}
+		// A long prediction is cut, but its outcome line survives.
+		long := strings.Repeat("the agent browses on; ", 60) + "\nOutcome: failure (score 0.00)."
+		got = f.templateMerge(first, "Action: x", long)
+		placed("a long prediction's merge", got, "Outcome: failure (score 0.00).")
+		if len(got) > 1000 {
+			t.Errorf("long prediction merged into %d characters", len(got))
+		}
+
+		// The real future, the self-distillation ablation's and the
+		// warm-up's: detail in order, the outcome where the form puts it.
+		got = f.trueFuture(first)
+		at := 0
+		for _, w := range []string{"Next: \"Results:", "Then: Action: click[B01] -> \"Red shoes", "Then: Action: click[Buy Now] -> \"Thank you"} {
+			i := strings.Index(got[at:], w)
+			if i < 0 {
+				t.Fatalf("true future lacks %q after position %d:\n%s", w, at, got)
+			}
+			at += i + len(w)
+		}
+		placed("the true future", got, "Outcome: success (score 1.00, 2 steps later).")
+		if c := groundCritique("Action: click[B01]", false, got); !strings.HasPrefix(c, "Outcome: success (score 1.00, 2 steps later). An expert would do") {
+			t.Errorf("outcome first %v: the warm-up's critique does not start from the outcome: %q", outcomeFirst, c)
+		}
 	}
 
 	p, err := LoadPrompts("")
 	if err != nil {
 		t.Fatal(err)
 	}
-	d := promptData{Instruction: "Buy.", History: transcript(e, 0, views(4)[0]), Action: "Action: search[red shoes]"}
-	mergeData(first, "Action: click[B01]", prediction)(&d)
-	msgs, err := p.render(roleMerge, d)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, want := range []string{"Find red shoes under $40.", "Action: search[red shoes]", "Results: [B01] Red shoes $35", "reward 0.00", "The agent's next action: Action: click[B01]", prediction} {
-		if !strings.Contains(msgs[1].Content, want) {
-			t.Errorf("merge prompt lacks %q:\n%s", want, msgs[1].Content)
+	prediction := "Outcome: success (score 1.00).\nNext: the page shows the shoes."
+	for _, outcomeFirst := range []bool{false, true} {
+		d := promptData{Instruction: "Buy.", History: transcript(e, 0, views(4)[0]), Action: "Action: search[red shoes]", OutcomeFirst: outcomeFirst}
+		mergeData(first, "Action: click[B01]", prediction)(&d)
+		msgs, err := p.render(roleMerge, d)
+		if err != nil {
+			t.Fatal(err)
 		}
-	}
-
-	// The real future, the self-distillation ablation's and the
-	// warm-up's: detail first, outcome last.
-	got = TrueFuture(first)
-	for _, want := range []string{"Next: \"Results:", "Then: Action: click[B01] -> \"Red shoes", "Then: Action: click[Buy Now] -> \"Thank you", "Outcome: success (score 1.00, 2 steps later)."} {
-		if !strings.Contains(got, want) {
-			t.Errorf("true future lacks %q:\n%s", want, got)
+		for _, want := range []string{"Find red shoes under $40.", "Action: search[red shoes]", "Results: [B01] Red shoes $35", "reward 0.00", "The agent's next action: Action: click[B01]", prediction} {
+			if !strings.Contains(msgs[1].Content, want) {
+				t.Errorf("merge prompt lacks %q:\n%s", want, msgs[1].Content)
+			}
+		}
+		// Both roles that write futures ask for the outcome where it goes.
+		succ, err := p.render(roleSuccessor, d)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range []string{msgs[1].Content, succ[1].Content} {
+			if asked := strings.Contains(m, "first how it ends") || strings.Contains(m, "first the prediction's line"); asked != outcomeFirst {
+				t.Errorf("outcome first %v, but the prompt asks otherwise:\n%s", outcomeFirst, m)
+			}
 		}
 	}
 }
@@ -740,7 +789,7 @@ func TestRolloutFutures(t *testing.T) {
 	if !slices.Equal(open, []int{0}) || len(futures) != 1 || len(futures[0]) != 2 {
 		t.Fatalf("open %v with futures %q: want transition 0 with two", open, futures)
 	}
-	want := "Next: \"More vowels.\" (reward 0.50).\nThen: Action: aeiou -> \"Over.\".\nOutcome: success (score 1.00, 1 step later)."
+	want := "Outcome: success (score 1.00, 1 step later).\nNext: \"More vowels.\" (reward 0.50).\nThen: Action: aeiou -> \"Over.\"."
 	for _, f := range futures[0] {
 		if f != want {
 			t.Errorf("future %q, want %q", f, want)
@@ -876,9 +925,14 @@ func TestWarmupBalancesOutcomes(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			lines := strings.Split(strings.TrimSpace(text), "\n")
+			// The successor model's examples end in a future, which holds
+			// its outcome line; the evaluator's critiques hold one too, and
+			// end in a judgement; the refinements hold none.
+			if strings.Contains(text, "Judgement:") {
+				continue
+			}
 			for _, o := range []string{"success", "failure"} {
-				if strings.HasPrefix(lines[len(lines)-1], "Outcome: "+o) {
+				if strings.Contains(text, "Outcome: "+o) {
 					futures[o]++
 				}
 			}

@@ -88,6 +88,9 @@ type promptData struct {
 	Instruction string
 	History     string
 	Action      string
+	// OutcomeFirst: futures state the outcome on their first line
+	// (nlac.outcome_first), else on their last.
+	OutcomeFirst bool
 	// Merge: what really followed and the bootstrapped prediction.
 	NextObservation string
 	Reward          float64

@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"strings"
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
@@ -196,7 +195,7 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 	optimal := 0
 	for i, t := range ts {
 		a := actionText(t.step().ParsedAction, t.step().Action)
-		future := TrueFuture(t)
+		future := m.form().trueFuture(t)
 		good := envs.Equivalent(env, t.step().Action, experts[i])
 		if good {
 			optimal++
@@ -212,7 +211,7 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 		if successor && m.cfg.Merge == "prompt" && !t.Done() {
 			after := Transition{Episode: t.Episode, Step: t.Step + 1}
 			nextAction := actionText(after.step().ParsedAction, after.step().Action)
-			examples = append(examples, roleExample{roleMerge, mergeData(t, nextAction, TrueFuture(after)), future})
+			examples = append(examples, roleExample{roleMerge, mergeData(t, nextAction, m.form().trueFuture(after)), future})
 		}
 		for _, ex := range examples {
 			target, err := m.model.Tokenize(ex.target, false, false)
@@ -292,7 +291,7 @@ type roleExample struct {
 // models: how the episode ended, whether the action is what the expert
 // does there and, if not, what the expert does, and the judgement.
 func groundCritique(expert string, optimal bool, future string) string {
-	outcome := future[strings.LastIndex(future, "\n")+1:]
+	outcome, _, _ := splitOutcome(future)
 	if optimal {
 		return fmt.Sprintf("%s An expert acts the same.\nJudgement: optimal", outcome)
 	}

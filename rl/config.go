@@ -320,6 +320,11 @@ type NLACConfig struct {
 	FutureTokens   int     `yaml:"future_tokens"`
 	CritiqueTokens int     `yaml:"critique_tokens"`
 	Temperature    float64 `yaml:"temperature"`
+	// OutcomeFirst puts the outcome line of a future description first,
+	// before the detail: a future is generated up to FutureTokens, and a
+	// WebShop page alone outgrows that, so with the outcome last the
+	// evaluator saw predicted futures cut before their outcome.
+	OutcomeFirst bool `yaml:"outcome_first"`
 	// Tau is the EMA rate of the critic's target after each critic step.
 	Tau      float64 `yaml:"tau"`
 	LR       float64 `yaml:"lr"`
@@ -419,7 +424,7 @@ func DefaultConfig() Config {
 		},
 		NLAC: NLACConfig{
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
-			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, Temperature: 0.7,
+			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", AskJudgement: true, InvalidRefinement: "original",
 			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
 		},
