@@ -45,6 +45,8 @@ func (f futureForm) join(detail, outcome string) string {
 	switch {
 	case outcome == "":
 		return detail
+	case detail == "":
+		return outcome
 	case f.outcomeFirst:
 		return outcome + "\n" + detail
 	}
@@ -63,8 +65,8 @@ func (f futureForm) terminalTarget(t Transition) string {
 }
 
 // trueFuture describes what really followed the transition's action, in
-// the successor model's form: the next answer in detail, the following
-// steps more briefly, the rest counted, and the outcome. It is the
+// the successor model's form: the outcome, and the next answer in detail,
+// the following steps more briefly, the rest counted. It is the
 // self-distillation ablation's future and the warm-up's target.
 func (f futureForm) trueFuture(t Transition) string {
 	if t.Done() {
@@ -87,7 +89,7 @@ func (f futureForm) trueFuture(t Transition) string {
 
 // templateMerge is the backup's target built without the model (merge:
 // template): what happened next, then the action a' and its predicted
-// future d', shortened, with d”s outcome line.
+// future d', shortened, with the outcome line of d'.
 func (f futureForm) templateMerge(t Transition, nextAction, nextFuture string) string {
 	line, rest, _ := splitOutcome(nextFuture)
 	return f.join(fmt.Sprintf("Next: %q (reward %.2f).\nThen: %s.\n%s",
@@ -99,8 +101,9 @@ func (f futureForm) templateMerge(t Transition, nextAction, nextFuture string) s
 // it came first; "" and the whole description without one.
 func splitOutcome(d string) (line, rest string, first bool) {
 	d = strings.TrimSpace(d)
-	if i := strings.Index(d, "\n"); i >= 0 && strings.HasPrefix(d, "Outcome") {
-		return d[:i], strings.TrimSpace(d[i+1:]), true
+	if strings.HasPrefix(d, "Outcome") {
+		line, rest, _ = strings.Cut(d, "\n")
+		return line, strings.TrimSpace(rest), true
 	}
 	if i := strings.LastIndex(d, "\n"); i >= 0 && strings.HasPrefix(strings.TrimSpace(d[i+1:]), "Outcome") {
 		return strings.TrimSpace(d[i+1:]), strings.TrimSpace(d[:i]), false

@@ -942,3 +942,28 @@ func TestWarmupBalancesOutcomes(t *testing.T) {
 		}
 	}
 }
+
+// TestSplitOutcome finds a description's outcome line first or last, or
+// alone, and nowhere else.
+func TestSplitOutcome(t *testing.T) {
+	for _, tc := range []struct {
+		d, line, rest string
+		first         bool
+	}{
+		{"Outcome: success.\nNext: a page.", "Outcome: success.", "Next: a page.", true},
+		{"Next: a page.\nThen: more.\nOutcome: failure.", "Outcome: failure.", "Next: a page.\nThen: more.", false},
+		{"  Outcome: failure (score 0.00).  ", "Outcome: failure (score 0.00).", "", true},
+		{"Next: a page.\nOutcome: success.\nThen: more.", "", "Next: a page.\nOutcome: success.\nThen: more.", false},
+	} {
+		line, rest, first := splitOutcome(tc.d)
+		if line != tc.line || rest != tc.rest || first != tc.first {
+			t.Errorf("splitOutcome(%q) = %q, %q, %v; want %q, %q, %v", tc.d, line, rest, first, tc.line, tc.rest, tc.first)
+		}
+	}
+	// A future cut to its outcome line alone merges without a stray line.
+	e := &Episode{Trajectory: episode(7, true)}
+	got := futureForm{outcomeFirst: true}.templateMerge(Transition{Episode: e, Step: 0}, "Action: x", "Outcome: success (score 1.00).")
+	if !strings.HasPrefix(got, "Outcome: success (score 1.00).\nNext: ") || strings.Contains(got, "\n\n") || strings.HasSuffix(got, "\n") {
+		t.Errorf("merged %q", got)
+	}
+}
