@@ -118,7 +118,7 @@ func TestBellmanTargets(t *testing.T) {
 			at += i + len(w)
 		}
 		placed("the true future", got, "Outcome: success (score 1.00, 2 steps later).")
-		if c := groundCritique("Action: click[B01]", false, got); !strings.HasPrefix(c, "Outcome: success (score 1.00, 2 steps later). An expert would do") {
+		if c := groundCritique("Action: click[B01]", false, false, got); !strings.HasPrefix(c, "Outcome: success (score 1.00, 2 steps later). An expert would do") {
 			t.Errorf("outcome first %v: the warm-up's critique does not start from the outcome: %q", outcomeFirst, c)
 		}
 	}
@@ -965,5 +965,60 @@ func TestSplitOutcome(t *testing.T) {
 	got := futureForm{outcomeFirst: true}.templateMerge(Transition{Episode: e, Step: 0}, "Action: x", "Outcome: success (score 1.00).")
 	if !strings.HasPrefix(got, "Outcome: success (score 1.00).\nNext: ") || strings.Contains(got, "\n\n") || strings.HasSuffix(got, "\n") {
 		t.Errorf("merged %q", got)
+	}
+}
+
+// TestWarmupJudgesByExpertOrOutcome: the evaluator's warm-up critiques
+// judge an action optimal when it is the expert's (nlac.warmup.judge
+// expert) or when its episode succeeded (outcome), and say either way
+// whether the expert acts the same.
+func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
+	m, prompts, _ := scriptedSetting(t)
+	one := func(success bool, action string) *Episode {
+		return &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 2, Steps: []rollout.Step{
+			{Observation: "Write vowels.", Action: "Action: " + action, ParsedAction: action, Done: true},
+		}, NumSteps: 1, Success: success}}
+	}
+	// A success with another action than the expert's, a failure with the
+	// expert's.
+	ts := []Transition{{Episode: one(true, "xyz"), Step: 0}, {Episode: one(false, "aeiou"), Step: 0}}
+	for _, tc := range []struct {
+		judge string
+		want  []string // the critiques' endings
+	}{
+		{"expert", []string{"An expert would do: Action: aeiou\nJudgement: suboptimal", "An expert acts the same.\nJudgement: optimal"}},
+		{"outcome", []string{"An expert would do: Action: aeiou\nJudgement: optimal", "An expert acts the same.\nJudgement: suboptimal"}},
+	} {
+		cfg := rl.DefaultConfig().NLAC
+		cfg.Method = "self_distill"
+		cfg.Warmup.Judge = tc.judge
+		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
+			instruction: "Write vowels.", context: 512, actionTokens: 8}
+		seqs, _, err := roles.warmupSequences(context.Background(), ts)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, s := range seqs {
+			text, err := m.Detokenize(s.Tokens, false)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if text = strings.TrimSpace(text); strings.Contains(text, "Judgement: ") {
+				got = append(got, text)
+			}
+		}
+		found := 0
+		for _, w := range tc.want {
+			for _, g := range got {
+				if strings.HasSuffix(g, w) {
+					found++
+					break
+				}
+			}
+		}
+		if found != len(tc.want) {
+			t.Errorf("judge %s: critiques %q, want them to end in %q", tc.judge, got, tc.want)
+		}
 	}
 }

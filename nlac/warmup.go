@@ -200,7 +200,11 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 		if good {
 			optimal++
 		}
-		critique := groundCritique(experts[i], good, future)
+		judged := good
+		if m.cfg.Warmup.Judge == "outcome" {
+			judged = t.Episode.Trajectory.Success
+		}
+		critique := groundCritique(experts[i], good, judged, future)
 		examples := []roleExample{{roleEvaluator, func(d *promptData) { d.Futures = []string{future} }, critique}}
 		if successor {
 			examples = append(examples, roleExample{roleSuccessor, nil, future})
@@ -225,7 +229,7 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 			if err != nil {
 				return nil, 0, err
 			}
-			side := good
+			side := judged
 			if ex.role == roleSuccessor {
 				side = t.Episode.Trajectory.Success
 			}
@@ -289,13 +293,19 @@ type roleExample struct {
 
 // groundCritique is the critique the warm-up teaches, short for small
 // models: how the episode ended, whether the action is what the expert
-// does there and, if not, what the expert does, and the judgement.
-func groundCritique(expert string, optimal bool, future string) string {
+// does there (asExpert) and, if not, what the expert does, and the
+// judgement.
+func groundCritique(expert string, asExpert, optimal bool, future string) string {
 	outcome, _, _ := splitOutcome(future)
-	if optimal {
-		return fmt.Sprintf("%s An expert acts the same.\nJudgement: optimal", outcome)
+	comment := " An expert acts the same."
+	if !asExpert {
+		comment = " An expert would do: " + expert
 	}
-	return fmt.Sprintf("%s An expert would do: %s\nJudgement: suboptimal", outcome, expert)
+	judgement := "suboptimal"
+	if optimal {
+		judgement = "optimal"
+	}
+	return fmt.Sprintf("%s%s\nJudgement: %s", outcome, comment, judgement)
 }
 
 // warmupFile keeps the warm-up's role examples.

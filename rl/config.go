@@ -379,6 +379,13 @@ type NLACWarmup struct {
 	// successes, and a successor model that learns from them predicts
 	// success after almost any action. Off by default.
 	BalanceOutcomes bool `yaml:"balance_outcomes"`
+	// Judge is what makes an action optimal in the evaluator's warm-up
+	// examples: "expert" (the action is the expert's in that state) or
+	// "outcome" (its episode succeeded, the outcome its future states).
+	// With "expert" the judgement does not follow the future: a small
+	// evaluator then judges by whether the action looks like the expert's,
+	// which it cannot tell, and calls nearly everything optimal.
+	Judge string `yaml:"judge"`
 }
 
 // Algorithms names the algorithms a Config can select, sorted.
@@ -426,7 +433,7 @@ func DefaultConfig() Config {
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
 			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", AskJudgement: true, InvalidRefinement: "original",
-			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5},
+			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5, Judge: "expert"},
 		},
 	}
 }
@@ -693,6 +700,7 @@ func (c *Config) Validate() error {
 		w := n.Warmup
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
 		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)
+		check(w.Judge == "expert" || w.Judge == "outcome", "nlac.warmup.judge %q: want expert or outcome", w.Judge)
 		check(w.Tasks == 0 || (w.Epochs > 0 && w.LR > 0 && w.BatchTokens >= 64), "nlac.warmup.epochs %d and nlac.warmup.lr %g must be positive and nlac.warmup.batch_tokens %d at least 64",
 			w.Epochs, w.LR, w.BatchTokens)
 	}
