@@ -101,7 +101,7 @@ func sayConfig(t *testing.T, method string, iterations int) rl.Config {
 	n.Method, n.Prompts, n.Merge, n.InvalidRefinement = method, shortPrompts(t), "template", "drop"
 	n.Batch, n.FutureTokens, n.CritiqueTokens, n.Temperature = 16, 48, 48, 0.3
 	n.LR, n.CriticLR, n.Epochs, n.Minibatches = 1e-2, 3e-3, 4, 4
-	n.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 10, LR: 3e-3, BatchTokens: 512}
+	n.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 10, LR: 3e-3, BatchTokens: 512, Judge: "expert"}
 	return cfg
 }
 
@@ -133,7 +133,7 @@ func TestNLACRun(t *testing.T) {
 	newEnv := func() envs.Env { return &vowels{} }
 	cfg := sayConfig(t, "nlac", 2)
 	cfg.NLAC.Merge = "prompt"
-	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5}
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5, Judge: "expert"}
 	cfg.NLAC.Epochs, cfg.NLAC.Buffer = 1, 40
 	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: testLog{t}}); err != nil {
 		t.Fatal(err)
@@ -259,7 +259,7 @@ func TestNLACResumesAfterWarmup(t *testing.T) {
 	model := byteModel(t)
 	newEnv := func() envs.Env { return &vowels{} }
 	cfg := sayConfig(t, "nlac", 1)
-	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5}
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5, Judge: "expert"}
 	cfg.NLAC.Epochs = 1
 	stopAt := func(marker string, resume bool) (log string) {
 		t.Helper()
@@ -312,7 +312,7 @@ func TestNLACRaisesReward(t *testing.T) {
 		dir = d
 	}
 	cfg := sayConfig(t, "nlac", 3)
-	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 8, LR: 4e-3, BatchTokens: 512, Replay: 1}
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 4, Epochs: 8, LR: 4e-3, BatchTokens: 512, Replay: 1, Judge: "expert"}
 	cfg.NLAC.AskJudgement = false
 	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &vowels{} }, Progress: testLog{t}})
 	if err != nil {
