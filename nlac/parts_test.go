@@ -852,6 +852,26 @@ func (failingExpert) ExpertAction() (string, error) { return "", errors.New("no 
 // promotes only the Env methods.
 type noExpert struct{ envs.Env }
 
+// warmupTexts makes the warm-up's role examples of ts for the vowel task
+// with cfg and returns them as text, with how many actions were the
+// expert's.
+func warmupTexts(t *testing.T, m *llm.Model, prompts *Prompts, cfg rl.NLACConfig, ts []Transition) ([]string, int) {
+	t.Helper()
+	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
+		instruction: "Write vowels.", context: 512, actionTokens: 8}
+	seqs, optimal, err := roles.warmupSequences(context.Background(), ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	texts := make([]string, len(seqs))
+	for i, s := range seqs {
+		if texts[i], err = m.Detokenize(s.Tokens, false); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return texts, optimal
+}
+
 // TestWarmupBalancesJudgements: in the warm-up, an actor that mostly acts
 // as the expert gives the evaluator mostly "optimal" examples; with
 // nlac.warmup.balance the suboptimal ones are repeated to as many, and the
@@ -871,27 +891,18 @@ func TestWarmupBalancesJudgements(t *testing.T) {
 		cfg := rl.DefaultConfig().NLAC
 		cfg.Method = "self_distill" // the evaluator and the refinement alone
 		cfg.Warmup.Balance = tc.balance
-		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
-			instruction: "Write vowels.", context: 512, actionTokens: 8}
-		seqs, optimal, err := roles.warmupSequences(context.Background(), ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		texts, optimal := warmupTexts(t, m, prompts, cfg, ts)
 		judged := map[string]int{}
-		for _, s := range seqs {
-			text, err := m.Detokenize(s.Tokens, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, text := range texts {
 			for _, j := range []string{"optimal", "suboptimal"} {
 				if strings.HasSuffix(strings.TrimSpace(text), "Judgement: "+j) {
 					judged[j]++
 				}
 			}
 		}
-		if optimal != 2 || len(seqs) != tc.nt || judged["optimal"] != tc.optimal || judged["suboptimal"] != tc.suboptimal {
+		if optimal != 2 || len(texts) != tc.nt || judged["optimal"] != tc.optimal || judged["suboptimal"] != tc.suboptimal {
 			t.Errorf("balance %v: %d of the actions the expert's (want 2), %d sequences (want %d), evaluator examples %v (want %d optimal, %d suboptimal)",
-				tc.balance, optimal, len(seqs), tc.nt, judged, tc.optimal, tc.suboptimal)
+				tc.balance, optimal, len(texts), tc.nt, judged, tc.optimal, tc.suboptimal)
 		}
 	}
 }
@@ -913,18 +924,9 @@ func TestWarmupBalancesOutcomes(t *testing.T) {
 		cfg := rl.DefaultConfig().NLAC
 		cfg.Merge = "template" // no merge examples, whose targets are futures too
 		cfg.Warmup.BalanceOutcomes = tc.balance
-		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
-			instruction: "Write vowels.", context: 512, actionTokens: 8}
-		seqs, _, err := roles.warmupSequences(context.Background(), ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		texts, _ := warmupTexts(t, m, prompts, cfg, ts)
 		futures := map[string]int{}
-		for _, s := range seqs {
-			text, err := m.Detokenize(s.Tokens, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, text := range texts {
 			// The successor model's examples end in a future, which holds
 			// its outcome line; the evaluator's critiques hold one too, and
 			// end in a judgement; the refinements hold none.
@@ -992,18 +994,9 @@ func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 		cfg := rl.DefaultConfig().NLAC
 		cfg.Method = "self_distill"
 		cfg.Warmup.Judge = tc.judge
-		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
-			instruction: "Write vowels.", context: 512, actionTokens: 8}
-		seqs, _, err := roles.warmupSequences(context.Background(), ts)
-		if err != nil {
-			t.Fatal(err)
-		}
+		texts, _ := warmupTexts(t, m, prompts, cfg, ts)
 		var got []string
-		for _, s := range seqs {
-			text, err := m.Detokenize(s.Tokens, false)
-			if err != nil {
-				t.Fatal(err)
-			}
+		for _, text := range texts {
 			if text = strings.TrimSpace(text); strings.Contains(text, "Judgement: ") {
 				got = append(got, text)
 			}
