@@ -22,6 +22,12 @@ func compute(t *testing.T, build func(x *GraphContext) (out Tensor, set func()),
 // computeOn is compute with the given CPU threads and several outputs.
 func computeOn(t *testing.T, threads int, build func(x *GraphContext) (outs []Tensor, set func())) [][]float32 {
 	t.Helper()
+	return computeWith(t, threads, (*Backend).Compute, build)
+}
+
+// computeWith is computeOn with the graph run by run.
+func computeWith(t *testing.T, threads int, run func(*Backend, *Graph) error, build func(x *GraphContext) (outs []Tensor, set func())) [][]float32 {
+	t.Helper()
 	b, err := NewBackend(false, threads)
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +50,7 @@ func computeOn(t *testing.T, threads int, build func(x *GraphContext) (outs []Te
 		t.Fatal(err)
 	}
 	set()
-	if err := b.Compute(g); err != nil {
+	if err := run(b, g); err != nil {
 		t.Fatal(err)
 	}
 	values := make([][]float32, len(outs))
@@ -262,47 +268,16 @@ func TestQuantizedDecodingMatchesGGML(t *testing.T) {
 func TestComputeTimedComputesAsComputeAndTimesEachNode(t *testing.T) {
 	av := []float32{1, 2, 3, 4, 5, 6}
 	bv := []float32{1, 0, -1, 2, 1, 0}
-	run := func(timed OpTimes) []float32 {
-		b, err := NewBackend(false, 1)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer b.Free()
-		x, err := NewGraphContext(16, 16)
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer x.Free()
+	build := func(x *GraphContext) ([]Tensor, func()) {
 		a, bt := x.NewTensor(TypeF32, 3, 2), x.NewTensor(TypeF32, 3, 2)
 		a.SetInput()
 		bt.SetInput()
 		prod := x.MulMat(a, bt)
-		out := x.Add(prod, x.Mul(prod, prod))
-		out.SetOutput()
-		g := x.NewGraph(16)
-		g.Expand(out)
-		alloc := b.NewAllocator()
-		defer alloc.Free()
-		if err := alloc.Alloc(g); err != nil {
-			t.Fatal(err)
-		}
-		a.SetFloat32(av, 0)
-		bt.SetFloat32(bv, 0)
-		if timed == nil {
-			err = b.Compute(g)
-		} else {
-			err = b.ComputeTimed(g, timed)
-		}
-		if err != nil {
-			t.Fatal(err)
-		}
-		values := make([]float32, out.Elements())
-		out.Float32(values, 0)
-		return values
+		return []Tensor{x.Add(prod, x.Mul(prod, prod))}, func() { a.SetFloat32(av, 0); bt.SetFloat32(bv, 0) }
 	}
-	want := run(nil)
+	want := computeOn(t, 1, build)[0]
 	times := OpTimes{}
-	got := run(times)
+	got := computeWith(t, 1, func(b *Backend, g *Graph) error { return b.ComputeTimed(g, times) }, build)[0]
 	for i := range want {
 		if got[i] != want[i] {
 			t.Fatalf("node by node: %v, all at once: %v", got, want)

@@ -171,15 +171,9 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 	var timed time.Duration
 	best := time.Duration(1 << 62)
 	for s := range c.Steps {
-		if err := ctx.Err(); err != nil {
-			return res, err
-		}
 		start := time.Now()
-		r, err := tr.Accumulate(seqs, CrossEntropy{})
+		r, err := benchStep(ctx, tr, seqs)
 		if err != nil {
-			return res, err
-		}
-		if _, err := tr.Step(); err != nil {
 			return res, err
 		}
 		d := time.Since(start)
@@ -215,6 +209,20 @@ func Bench(ctx context.Context, path string, c BenchConfig) (BenchResult, error)
 	return res, nil
 }
 
+// benchStep is one step of the benchmark: the cross-entropy of the whole
+// batch, then the optimiser's update.
+func benchStep(ctx context.Context, tr *Trainer, seqs []Sequence) (Result, error) {
+	if err := ctx.Err(); err != nil {
+		return Result{}, err
+	}
+	r, err := tr.Accumulate(seqs, CrossEntropy{})
+	if err != nil {
+		return r, err
+	}
+	_, err = tr.Step()
+	return r, err
+}
+
 // profileSteps takes n training steps with the nodes of their graphs timed
 // one by one, and returns where the time went.
 func profileSteps(ctx context.Context, tr *Trainer, seqs []Sequence, n int) ([]OpShare, error) {
@@ -223,13 +231,7 @@ func profileSteps(ctx context.Context, tr *Trainer, seqs []Sequence, n int) ([]O
 	defer tr.TimeOps(nil)
 	start := time.Now()
 	for range n {
-		if err := ctx.Err(); err != nil {
-			return nil, err
-		}
-		if _, err := tr.Accumulate(seqs, CrossEntropy{}); err != nil {
-			return nil, err
-		}
-		if _, err := tr.Step(); err != nil {
+		if _, err := benchStep(ctx, tr, seqs); err != nil {
 			return nil, err
 		}
 	}
