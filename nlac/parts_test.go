@@ -118,7 +118,7 @@ func TestBellmanTargets(t *testing.T) {
 			at += i + len(w)
 		}
 		placed("the true future", got, "Outcome: success (score 1.00, 2 steps later).")
-		if c := groundCritique("Action: click[B01]", false, false, got); !strings.HasPrefix(c, "Outcome: success (score 1.00, 2 steps later). An expert would do") {
+		if c := groundCritique(got, expertComment("Action: click[B01]", false), false); !strings.HasPrefix(c, "Outcome: success (score 1.00, 2 steps later). An expert would do") {
 			t.Errorf("outcome first %v: the warm-up's critique does not start from the outcome: %q", outcomeFirst, c)
 		}
 	}
@@ -972,8 +972,9 @@ func TestSplitOutcome(t *testing.T) {
 
 // TestWarmupJudgesByExpertOrOutcome: the evaluator's warm-up critiques
 // judge an action optimal when it is the expert's (nlac.warmup.judge
-// expert) or when its episode succeeded (outcome), and say either way
-// whether the expert acts the same.
+// expert), saying whether the expert acts the same, or when its episode
+// succeeded (outcome), the verdict right after the outcome, with nothing
+// of the expert between.
 func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 	m, prompts, _ := scriptedSetting(t)
 	one := func(success bool, action string) *Episode {
@@ -989,7 +990,7 @@ func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 		want  []string // the critiques' endings
 	}{
 		{"expert", []string{"An expert would do: Action: aeiou\nJudgement: suboptimal", "An expert acts the same.\nJudgement: optimal"}},
-		{"outcome", []string{"An expert would do: Action: aeiou\nJudgement: optimal", "An expert acts the same.\nJudgement: suboptimal"}},
+		{"outcome", []string{"assistant\nOutcome: success (score 0.00).\nJudgement: optimal", "assistant\nOutcome: failure (score 0.00).\nJudgement: suboptimal"}},
 	} {
 		cfg := rl.DefaultConfig().NLAC
 		cfg.Method = "self_distill"

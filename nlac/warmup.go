@@ -200,11 +200,15 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 		if good {
 			optimal++
 		}
-		judged := good
+		// Judged by the outcome, the critique says nothing of the
+		// expert: with a comment between the outcome and the verdict, a
+		// small evaluator learnt the verdict from the comment ("An expert
+		// acts the same" after a predicted failure, then "optimal").
+		judged, comment := good, expertComment(experts[i], good)
 		if m.cfg.Warmup.Judge == "outcome" {
-			judged = t.Episode.Trajectory.Success
+			judged, comment = t.Episode.Trajectory.Success, ""
 		}
-		critique := groundCritique(experts[i], good, judged, future)
+		critique := groundCritique(future, comment, judged)
 		examples := []roleExample{{roleEvaluator, func(d *promptData) { d.Futures = []string{future} }, critique}}
 		if successor {
 			examples = append(examples, roleExample{roleSuccessor, nil, future})
@@ -292,20 +296,24 @@ type roleExample struct {
 }
 
 // groundCritique is the critique the warm-up teaches, short for small
-// models: how the episode ended, whether the action is what the expert
-// does there (asExpert) and, if not, what the expert does, and the
-// judgement.
-func groundCritique(expert string, asExpert, optimal bool, future string) string {
+// models: how the episode ended (the outcome line of future), the comment,
+// and the judgement.
+func groundCritique(future, comment string, optimal bool) string {
 	outcome, _, _ := splitOutcome(future)
-	comment := " An expert acts the same."
-	if !asExpert {
-		comment = " An expert would do: " + expert
-	}
 	judgement := "suboptimal"
 	if optimal {
 		judgement = "optimal"
 	}
 	return fmt.Sprintf("%s%s\nJudgement: %s", outcome, comment, judgement)
+}
+
+// expertComment says whether the action is what the expert does there
+// (asExpert) and, if not, what the expert does.
+func expertComment(expert string, asExpert bool) string {
+	if asExpert {
+		return " An expert acts the same."
+	}
+	return " An expert would do: " + expert
 }
 
 // warmupFile keeps the warm-up's role examples.

@@ -381,10 +381,12 @@ type NLACWarmup struct {
 	BalanceOutcomes bool `yaml:"balance_outcomes"`
 	// Judge is what makes an action optimal in the evaluator's warm-up
 	// examples: "expert" (the action is the expert's in that state) or
-	// "outcome" (its episode succeeded, the outcome its future states).
-	// With "expert" the judgement does not follow the future: a small
-	// evaluator then judges by whether the action looks like the expert's,
-	// which it cannot tell, and calls nearly everything optimal.
+	// "outcome" (its episode succeeded, the outcome its future states;
+	// the critique is then the outcome line and the verdict, nothing of
+	// the expert between). With "expert" the judgement does not follow
+	// the future: a small evaluator then judges by whether the action
+	// looks like the expert's, which it cannot tell, and calls nearly
+	// everything optimal.
 	Judge string `yaml:"judge"`
 }
 
