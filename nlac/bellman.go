@@ -30,8 +30,12 @@ func outcome(e *Episode, after int) string {
 	case after > 1:
 		more = fmt.Sprintf(", %d steps later", after)
 	}
-	return fmt.Sprintf("Outcome: %s (score %.2f%s).", verdict, tr.Score, more)
+	return fmt.Sprintf("%s (score %.2f%s).", outcomeLine(verdict), tr.Score, more)
 }
+
+// outcomeLine is how the outcome line begins: verdict is "success" or
+// "failure".
+func outcomeLine(verdict string) string { return "Outcome: " + verdict }
 
 // futureForm writes the successor model's future descriptions with the
 // outcome line ("Outcome: success (score 1.00, 2 steps later).") first

@@ -45,6 +45,12 @@ type Round struct {
 	// Asked marks a judgement the evaluator gave only when asked for it
 	// (scoreVerdicts).
 	Asked bool
+	// PSuccess is the successor model's probability that the action's
+	// future opens with a successful outcome (foresee), where Foreseen:
+	// in the first round, with a successor model and outcome-first
+	// futures.
+	PSuccess float64
+	Foreseen bool
 	// Refined is the refinement's text and action ("" when the action was
 	// kept); Valid says whether the environment accepted the action.
 	RefinedText, Refined string
@@ -80,6 +86,42 @@ type Counts struct {
 	// verdicts carry information judges more of the first kind optimal,
 	// and gives them the higher probabilities of "optimal".
 	ByOutcome, ByExpert JudgedSplit
+	// Foresight is the successor model's probability of success for the
+	// same actions, by the episode's outcome: whether the futures the
+	// evaluator reads could tell them apart at all.
+	Foresight Foresight
+}
+
+// Foresight keeps the successor model's probabilities that a future opens
+// with a successful outcome, for the actions of successful and of failed
+// episodes. A successor model whose sampled futures all state the same
+// outcome may still rank the actions by this probability; one that
+// foresees nothing gives both kinds the same (AUC 0.5).
+type Foresight struct{ PSuccessWith, PSuccessWithout []float64 }
+
+func (f *Foresight) add(pSuccess float64, succeeded bool) {
+	if succeeded {
+		f.PSuccessWith = append(f.PSuccessWith, pSuccess)
+	} else {
+		f.PSuccessWithout = append(f.PSuccessWithout, pSuccess)
+	}
+}
+
+// auc is how well the probabilities tell the actions of successful
+// episodes from the others (areaUnderROC).
+func (f Foresight) auc() (float64, bool) { return areaUnderROC(f.PSuccessWith, f.PSuccessWithout) }
+
+// mean is the mean probability of success over all the actions.
+func (f Foresight) mean() (float64, bool) {
+	n := len(f.PSuccessWith) + len(f.PSuccessWithout)
+	if n == 0 {
+		return 0, false
+	}
+	var sum float64
+	for _, p := range append(slices.Clip(f.PSuccessWith), f.PSuccessWithout...) {
+		sum += p
+	}
+	return sum / float64(n), true
 }
 
 // JudgedSplit counts parsed judgements of actions with and without some
@@ -184,6 +226,12 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 	if err != nil {
 		return err
 	}
+	var pSuccess map[int]float64
+	if method == "nlac" && m.cfg.OutcomeFirst {
+		if pSuccess, err = m.foresee(ctx, recs, open, current); err != nil {
+			return err
+		}
+	}
 	for round := 0; round < rounds && len(open) > 0; round++ {
 		var futures [][]string
 		var err error
@@ -204,13 +252,18 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				continue
 			}
 			j := counts.judge(critiques[k])
+			rd := Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, POptimal: critiques[k].pOptimal, Asked: critiques[k].asked}
 			if round == 0 {
-				counts.ByOutcome.add(j, critiques[k].pOptimal, recs[i].T.Episode.Trajectory.Success)
+				succeeded := recs[i].T.Episode.Trajectory.Success
+				counts.ByOutcome.add(j, critiques[k].pOptimal, succeeded)
 				if expert, ok := byExpert[i]; ok {
 					counts.ByExpert.add(j, critiques[k].pOptimal, expert)
 				}
+				if rd.PSuccess, rd.Foreseen = pSuccess[i]; rd.Foreseen {
+					counts.Foresight.add(rd.PSuccess, succeeded)
+				}
 			}
-			recs[i].Rounds = append(recs[i].Rounds, Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, POptimal: critiques[k].pOptimal, Asked: critiques[k].asked})
+			recs[i].Rounds = append(recs[i].Rounds, rd)
 			switch verdict := j; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
 				recs[i].Why = "critique without a judgement: skipped"
@@ -285,16 +338,74 @@ func (m *roleModel) futuresFor(ctx context.Context, recs []Record, open []int, c
 	case "nlrl":
 		return m.rolloutFutures(ctx, recs, open, current, seed, counts)
 	}
+	prompts, err := m.successorPrompts(recs, open, current)
+	if err != nil {
+		return nil, nil, err
+	}
+	out, err = m.generateSome(ctx, "futures", m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
+	return open, out, err
+}
+
+// successorPrompts are the successor model's prompts for each open
+// transition's current action (nil where one does not fit the context
+// with a future of nlac.future_tokens).
+func (m *roleModel) successorPrompts(recs []Record, open []int, current []string) ([][]int32, error) {
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
 		tokens, err := m.promptTokens(roleSuccessor, recs[i].T, current[i], nil, m.cfg.FutureTokens)
 		if err != nil {
-			return nil, nil, err
+			return nil, err
 		}
 		prompts[k] = tokens
 	}
-	out, err := m.generateSome(ctx, "futures", m.critic, prompts, m.cfg.Futures, m.cfg.FutureTokens, m.cfg.Temperature, seed)
-	return open, out, err
+	return prompts, nil
+}
+
+// foresee has the successor model choose how each open transition's
+// current action's future opens, "Outcome: success" or "Outcome:
+// failure" (outcome-first futures), and returns the probability of
+// success by record index; prompts that do not fit are left out. The
+// probabilities measure what the sampled futures can only show as a
+// draw: whether the successor model tells better actions from worse.
+func (m *roleModel) foresee(ctx context.Context, recs []Record, open []int, current []string) (map[int]float64, error) {
+	prompts, err := m.successorPrompts(recs, open, current)
+	if err != nil {
+		return nil, err
+	}
+	var texts [2][]int32
+	for v, outcome := range [2]string{"success", "failure"} {
+		if texts[v], err = m.model.Tokenize(outcomeLine(outcome), false, false); err != nil {
+			return nil, err
+		}
+	}
+	shared := llm.CommonPrefix(texts[0], texts[1])
+	var scored []int
+	var heads, tails [][]int32
+	for k, p := range prompts {
+		if p == nil {
+			continue
+		}
+		head := append(slices.Clip(p), texts[0][:shared]...)
+		scored = append(scored, open[k])
+		heads = append(heads, head, head)
+		tails = append(tails, texts[0][shared:], texts[1][shared:])
+	}
+	if len(scored) == 0 {
+		return nil, nil
+	}
+	start := time.Now()
+	logProbs, err := m.collector.Score(ctx, m.critic, heads, tails)
+	if err != nil {
+		return nil, fmt.Errorf("scoring the futures' outcomes: %w", err)
+	}
+	if m.progress != nil {
+		m.progress("  outcomes: %d x 2 scored in %.1fs", len(scored), time.Since(start).Seconds())
+	}
+	out := make(map[int]float64, len(scored))
+	for j, i := range scored {
+		out[i] = optimalProbability(logProbs[2*j], logProbs[2*j+1])
+	}
+	return out, nil
 }
 
 // rolloutFutures are NLRL's futures: Rollouts episodes of the actor from

@@ -37,6 +37,12 @@ func (c Counts) outcomeNote() string {
 	if e.With+e.Without > 0 {
 		note += fmt.Sprintf("; %d/%d of the actions the expert takes there, %d/%d of others%s", e.OptimalWith, e.With, e.OptimalWithout, e.Without, aucNote(e))
 	}
+	if mean, ok := c.Foresight.mean(); ok {
+		note += fmt.Sprintf("; the successor model's p(success) %.2f on average", mean)
+		if a, ok := c.Foresight.auc(); ok {
+			note += fmt.Sprintf(", AUC %.2f", a)
+		}
+	}
 	return note + ")"
 }
 
@@ -68,6 +74,9 @@ func WriteRecord(w io.Writer, r *Record) {
 	}
 	for k, rd := range r.Rounds {
 		fmt.Fprintf(w, "Round %d, action %s\n\n", k+1, quote(rd.Action))
+		if rd.Foreseen {
+			fmt.Fprintf(w, "The successor model's p(success): %.2f\n\n", rd.PSuccess)
+		}
 		for f, fu := range rd.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
 		}

@@ -175,6 +175,10 @@ func TestNLACRun(t *testing.T) {
 		if m.Metrics["judgements"] == 0 {
 			t.Errorf("iteration %d: no judgements", m.Iteration)
 		}
+		// The successor model's outcomes were scored for the actions taken.
+		if p, ok := m.Metrics["successor_p_success"]; !ok || p <= 0 || p >= 1 {
+			t.Errorf("iteration %d: the successor model's mean p(success) %v (recorded %v), want in (0, 1)", m.Iteration, p, ok)
+		}
 		// Every refinement is either valid (and distilled) or counted
 		// invalid (and, with invalid_refinement drop, not distilled).
 		if m.Metrics["refinements"]-m.Metrics["invalid_refinements"] != m.Metrics["distilled"]-optimalKept(m) {

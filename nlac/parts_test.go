@@ -230,6 +230,19 @@ func TestAreaUnderROC(t *testing.T) {
 	if _, ok := areaUnderROC([]float64{0.5}, nil); ok {
 		t.Error("an AUC with no actions on one side")
 	}
+	var f Foresight
+	if _, ok := f.mean(); ok {
+		t.Error("a mean probability of success with nothing scored")
+	}
+	f.add(0.9, true)
+	f.add(0.2, false)
+	f.add(0.4, true)
+	if a, ok := f.auc(); !ok || a != 1 {
+		t.Errorf("foresight AUC %v, %v; want 1", a, ok)
+	}
+	if mean, ok := f.mean(); !ok || math.Abs(mean-0.5) > 1e-12 {
+		t.Errorf("mean probability of success %v, %v; want 0.5", mean, ok)
+	}
 }
 
 // TestVerdictScores scores the verdicts of two critiques with the made
@@ -545,7 +558,11 @@ func scriptedSetting(t *testing.T) (*llm.Model, *Prompts, *Episode) {
 func TestRefinementRules(t *testing.T) {
 	m, prompts, ep := scriptedSetting(t)
 	var c *scripted
-	var verdicts []float64 // the scored verdicts' probabilities of "optimal"
+	// The successor model's probabilities of success of the four
+	// actions, scored before their futures, and then the scored
+	// verdicts' probabilities of "optimal".
+	foresight := []float64{0.9, 0.2, 0.7, 0.1}
+	var verdicts []float64
 	run := func(cfg rl.NLACConfig, critiques, refinements []string, later ...[]string) ([]Record, Counts) {
 		t.Helper()
 		recs := make([]Record, len(critiques))
@@ -553,7 +570,8 @@ func TestRefinementRules(t *testing.T) {
 			tr := Transition{Episode: ep, Step: i % 2}
 			recs[i] = Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)}
 		}
-		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...), pOptimal: verdicts}
+		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...),
+			pOptimal: append(slices.Clone(foresight), verdicts...)}
 		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
 			instruction: "Write vowels.", context: 512, actionTokens: 8}
 		var counts Counts
@@ -655,10 +673,26 @@ func TestRefinementRules(t *testing.T) {
 	if r := recs[2].Rounds[0]; r.Critique != "Nothing to say.\nJudgement: suboptimal" || !r.Asked || r.Judgement != Suboptimal {
 		t.Errorf("asked critique %q (asked %v, %s): want suboptimal appended", r.Critique, r.Asked, r.Judgement)
 	}
+	// Each action's outcome is scored after the successor model's
+	// prompt, the one its future is sampled from, and kept with the
+	// first round; the episode succeeded, so all four are of a success.
+	for k, r := range recs {
+		cue, successor := c.scored[k], c.prompts[0][k]
+		if got, err := m.Detokenize(cue[min(len(successor), len(cue)):], false); len(cue) <= len(successor) || !slices.Equal(cue[:len(successor)], successor) || err != nil || got != "Outcome:" {
+			t.Errorf("outcome %d scored after %q (%v), want the successor model's prompt and \"Outcome:\"", k, got, err)
+		}
+		if rd := r.Rounds[0]; !rd.Foreseen || math.Abs(rd.PSuccess-foresight[k]) > 1e-12 {
+			t.Errorf("record %d: p(success) %v (foreseen %v), want %v", k, rd.PSuccess, rd.Foreseen, foresight[k])
+		}
+	}
+	near := func(a, b float64) bool { return math.Abs(a-b) <= 1e-12 }
+	if f := counts.Foresight; !slices.EqualFunc(f.PSuccessWith, foresight, near) || len(f.PSuccessWithout) != 0 {
+		t.Errorf("foresight %+v: want %v, all of a successful episode", f, foresight)
+	}
 	// The verdicts are scored after the evaluator's prompt and the
 	// critique's reasoning, its own verdict left out.
 	for k, reasoning := range []string{"Fine.\nJudgement:", "No verdict here.\nJudgement:", "Nothing to say.\nJudgement:", "Judgement:"} {
-		cue, critique := c.scored[k], c.prompts[1][k]
+		cue, critique := c.scored[len(foresight)+k], c.prompts[1][k]
 		if len(cue) <= len(critique) || !slices.Equal(cue[:len(critique)], critique) {
 			t.Fatalf("verdict %d: scored after %d tokens that do not begin with the evaluator's prompt", k, len(cue))
 		}
