@@ -378,32 +378,23 @@ func (m *roleModel) foresee(ctx context.Context, recs []Record, open []int, curr
 			return nil, err
 		}
 	}
-	shared := llm.CommonPrefix(texts[0], texts[1])
 	var scored []int
-	var heads, tails [][]int32
+	var heads [][]int32
+	var pairs [][2][]int32
 	for k, p := range prompts {
-		if p == nil {
-			continue
+		if p != nil {
+			scored = append(scored, open[k])
+			heads = append(heads, p)
+			pairs = append(pairs, texts)
 		}
-		head := append(slices.Clip(p), texts[0][:shared]...)
-		scored = append(scored, open[k])
-		heads = append(heads, head, head)
-		tails = append(tails, texts[0][shared:], texts[1][shared:])
 	}
-	if len(scored) == 0 {
-		return nil, nil
-	}
-	start := time.Now()
-	logProbs, err := m.collector.Score(ctx, m.critic, heads, tails)
+	p, err := m.choose(ctx, "outcomes", heads, pairs)
 	if err != nil {
-		return nil, fmt.Errorf("scoring the futures' outcomes: %w", err)
-	}
-	if m.progress != nil {
-		m.progress("  outcomes: %d x 2 scored in %.1fs", len(scored), time.Since(start).Seconds())
+		return nil, err
 	}
 	out := make(map[int]float64, len(scored))
 	for j, i := range scored {
-		out[i] = optimalProbability(logProbs[2*j], logProbs[2*j+1])
+		out[i] = p[j]
 	}
 	return out, nil
 }
@@ -539,7 +530,8 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiques []critique) error {
 	var scored []int
 	var verdicts [][2]string // each scored critique's two texts
-	var heads, tails [][]int32
+	var heads [][]int32
+	var pairs [][2][]int32
 	for k, c := range critiques {
 		if !c.fits {
 			continue
@@ -557,27 +549,18 @@ func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiq
 			critiques[k].fits = false
 			continue
 		}
-		shared := llm.CommonPrefix(texts[0], texts[1])
-		head := append(slices.Clip(prompts[k]), texts[0][:shared]...)
 		scored = append(scored, k)
 		verdicts = append(verdicts, both)
-		heads = append(heads, head, head)
-		tails = append(tails, texts[0][shared:], texts[1][shared:])
+		heads = append(heads, prompts[k])
+		pairs = append(pairs, texts)
 	}
-	if len(scored) == 0 {
-		return nil
-	}
-	start := time.Now()
-	logProbs, err := m.collector.Score(ctx, m.critic, heads, tails)
+	p, err := m.choose(ctx, "verdicts", heads, pairs)
 	if err != nil {
-		return fmt.Errorf("scoring verdicts: %w", err)
-	}
-	if m.progress != nil {
-		m.progress("  verdicts: %d x 2 scored in %.1fs", len(scored), time.Since(start).Seconds())
+		return err
 	}
 	for j, k := range scored {
 		c := &critiques[k]
-		c.pOptimal = optimalProbability(logProbs[2*j], logProbs[2*j+1])
+		c.pOptimal = p[j]
 		if m.cfg.AskJudgement && ParseJudgement(c.text) == Unparsed {
 			// The likelier of the two texts scored (suboptimal on a tie).
 			c.text = verdicts[j][1]
@@ -588,6 +571,37 @@ func (m *roleModel) scoreVerdicts(ctx context.Context, prompts [][]int32, critiq
 		}
 	}
 	return nil
+}
+
+// choose has the critic score, after each prompt, the two continuations
+// of its pair (each tokenised whole, as the model would have written it;
+// the tokens the two share join the prompt) and returns the probability
+// of the first against the second for each.
+func (m *roleModel) choose(ctx context.Context, what string, prompts [][]int32, pairs [][2][]int32) ([]float64, error) {
+	if len(prompts) == 0 {
+		return nil, nil
+	}
+	heads := make([][]int32, 0, 2*len(prompts))
+	tails := make([][]int32, 0, 2*len(prompts))
+	for k, pair := range pairs {
+		shared := llm.CommonPrefix(pair[0], pair[1])
+		head := append(slices.Clip(prompts[k]), pair[0][:shared]...)
+		heads = append(heads, head, head)
+		tails = append(tails, pair[0][shared:], pair[1][shared:])
+	}
+	start := time.Now()
+	logProbs, err := m.collector.Score(ctx, m.critic, heads, tails)
+	if err != nil {
+		return nil, fmt.Errorf("scoring %s: %w", what, err)
+	}
+	if m.progress != nil {
+		m.progress("  %s: %d x 2 scored in %.1fs", what, len(prompts), time.Since(start).Seconds())
+	}
+	p := make([]float64, len(prompts))
+	for j := range p {
+		p[j] = firstOfTwo(logProbs[2*j], logProbs[2*j+1])
+	}
+	return p, nil
 }
 
 // fitting drops from open (and from texts, indexed alike) the

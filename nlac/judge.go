@@ -86,10 +86,11 @@ func reasoning(critique string) string {
 	return strings.TrimRight(strings.TrimSpace(critique), " \t\n*_#")
 }
 
-// optimalProbability is the probability of "optimal" between the two
-// verdicts, from their log-probabilities.
-func optimalProbability(logOptimal, logSuboptimal float64) float64 {
-	return 1 / (1 + math.Exp(logSuboptimal-logOptimal))
+// firstOfTwo is the probability of the first of two alternatives (the
+// verdict "optimal" against "suboptimal", the outcome "success" against
+// "failure") from their log-probabilities.
+func firstOfTwo(logFirst, logSecond float64) float64 {
+	return 1 / (1 + math.Exp(logSecond-logFirst))
 }
 
 // areaUnderROC is the probability that a value drawn from with exceeds
