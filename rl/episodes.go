@@ -135,11 +135,13 @@ func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, erro
 		return nil, fmt.Errorf("expert demonstrations: %w", err)
 	}
 	var seqs []train.Sequence
+	var failed, tooLong int
 	for _, t := range trajs {
 		if !r.State.DemosCounted {
 			r.State.EnvSteps += int64(len(t.Steps))
 		}
 		if t.Error != "" || !t.Success {
+			failed++
 			continue
 		}
 		s, err := train.ChatSequence(r.model, rollout.NewDemonstration(&t).Messages)
@@ -147,13 +149,19 @@ func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, erro
 			return nil, fmt.Errorf("demonstration %d: %w", t.Seed, err)
 		}
 		if len(s.Tokens) > r.Config.Rollout.Context {
+			tooLong++
 			continue
 		}
 		seqs = append(seqs, s)
 	}
 	r.State.DemosCounted = true
+	left := fmt.Sprintf("%d did not succeed within rollout.max_steps %d (0: the environment's limit), %d outgrew rollout.context %d tokens",
+		failed, r.Config.Rollout.MaxSteps, tooLong, r.Config.Rollout.Context)
 	if len(seqs) == 0 {
-		return nil, fmt.Errorf("none of %d expert episodes succeeded within %d tokens", n, r.Config.Rollout.Context)
+		return nil, fmt.Errorf("none of %d expert episodes can be a demonstration: %s", len(trajs), left)
+	}
+	if failed+tooLong > 0 {
+		r.logf("demonstrations: %d of %d expert episodes kept; %s", len(seqs), len(trajs), left)
 	}
 	return seqs, nil
 }
