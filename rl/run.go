@@ -209,6 +209,10 @@ func Open(cfg Config, o Options) (*Run, error) {
 	}
 	r.Trainer = tr
 	r.adapters = []string{ActorAdapter}
+	r.logf("training on %s, matrix products by %s", tr.Backend(), tr.MatrixProducts())
+	if advice := tr.SpeedAdvice(); advice != "" {
+		r.logf("note: %s", advice)
+	}
 	return r, nil
 }
 

@@ -194,6 +194,9 @@ func fit(c *cli.Context, tr *train.Trainer, seqs []train.Sequence, s trainSetup)
 	}
 	fmt.Fprintf(c.App.ErrWriter, "training %s of %s on %s (matrix products: %s): %d sequences, %d tokens, %d epochs\n",
 		what, c.String("model"), tr.Backend(), tr.MatrixProducts(), len(seqs), tokens, s.run.Epochs)
+	if advice := tr.SpeedAdvice(); advice != "" {
+		fmt.Fprintf(c.App.ErrWriter, "note: %s\n", advice)
+	}
 	enc := json.NewEncoder(metrics)
 	progress := newProgressLine(c.App.ErrWriter)
 	var metricsErr error

@@ -181,6 +181,9 @@ func gradientCheck(t *testing.T, path func(t *testing.T, arch string) string, cf
 					if got := tr.MatrixProducts(); (got == "ggml") != noBLAS {
 						t.Fatalf("matrix products by %s with NoBLAS %v", got, noBLAS)
 					}
+					if advice := tr.SpeedAdvice(); advice != "" && (noBLAS || tr.MatrixProducts() != "ggml") {
+						t.Fatalf("SpeedAdvice %q with NoBLAS %v and matrix products by %s: it is for a CPU trainer without a library", advice, noBLAS, tr.MatrixProducts())
+					}
 					perturb(tr, lora, 1)
 					checkGradients(t, tr, testSequences(tr.h.Vocab, seed), 4e-2)
 				})

@@ -321,6 +321,16 @@ func (t *Trainer) MatrixProducts() string {
 	return "ggml"
 }
 
+// SpeedAdvice is what to install for faster training on this machine, or
+// "": on the CPU without a CBLAS library (and without Config.NoBLAS), how
+// to get one (cgo.BLASAdvice).
+func (t *Trainer) SpeedAdvice() string {
+	if !t.backend.CPU() || t.net.blas || t.cfg.NoBLAS {
+		return ""
+	}
+	return cgo.BLASAdvice()
+}
+
 // Checkpointed is the number of micro-batches so far that were computed
 // with gradient checkpointing to fit the memory budget (Config.Checkpointing
 // "auto").
