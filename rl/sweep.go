@@ -306,7 +306,7 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 				return err
 			}
 		}
-		r.logf("sweep: run %d of %d, %s (%s)", i+1, len(r.cells), cell.name(), map[bool]string{false: "new", true: fmt.Sprintf("resuming after iteration %d", st.Iteration)}[started])
+		r.logf("sweep: run %d of %d, %s (%s)", i+1, len(r.cells), cell.name(), progressLabel(dir, st, started))
 		start := time.Now()
 		err := Train(ctx, cfg, Options{ModelPath: modelPath, Dir: dir, NewEnv: newEnv, Resume: started, Progress: r.env.Progress})
 		if err != nil {
@@ -417,6 +417,22 @@ func readState(dir string) (st State, started bool, err error) {
 		return st, false, fmt.Errorf("%s/state.json: %w", dir, err)
 	}
 	return st, true, nil
+}
+
+// progressLabel says how far the run in dir had got before this sweep
+// took it up: not started, stopped in its first iteration (a long
+// fine-tuning goes on from its checkpoint, which only the run can judge)
+// or after some.
+func progressLabel(dir string, st State, started bool) string {
+	if started {
+		return fmt.Sprintf("resuming after iteration %d", st.Iteration)
+	}
+	// The sweep declares every run's configuration up front; a run that
+	// started has made its directories.
+	if _, err := os.Stat(filepath.Join(dir, "checkpoints")); err == nil {
+		return "started before, stopped in its first iteration"
+	}
+	return "new"
 }
 
 // sameDir reports whether two paths name one directory, spelled alike or

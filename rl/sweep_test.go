@@ -399,3 +399,26 @@ func checkEvalFiles(t *testing.T, dir string, split envs.Split) {
 		t.Fatalf("invalid-action rate %.3f in brief, the summary says %.3f", got, eval.Summary.InvalidActionRate)
 	}
 }
+
+// TestProgressLabel checks what the sweep says of a run it takes up: a
+// run stopped before its first iteration finished has its directories but
+// no state, and is not new (its fine-tuning may go on from a checkpoint);
+// a run the sweep only declared has its configuration alone.
+func TestProgressLabel(t *testing.T) {
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("algorithm: sft\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if got := progressLabel(dir, State{}, false); got != "new" {
+		t.Fatalf("declared run: %q", got)
+	}
+	if err := os.Mkdir(filepath.Join(dir, "checkpoints"), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if got := progressLabel(dir, State{}, false); got != "started before, stopped in its first iteration" {
+		t.Fatalf("started, no state: %q", got)
+	}
+	if got := progressLabel(dir, State{Iteration: 2}, true); got != "resuming after iteration 2" {
+		t.Fatalf("state after iteration 2: %q", got)
+	}
+}
