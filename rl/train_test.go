@@ -388,6 +388,7 @@ func TestLongUpdatesSayHowTheyGo(t *testing.T) {
 	if err := r.Resume(context.Background()); err != nil {
 		t.Fatal(err)
 	}
+	log.Reset() // what Open says of the trainer
 	seqs := []train.Sequence{{Tokens: []int32{1, 40, 41, 42, 43}}}
 	step := func() {
 		t.Helper()
