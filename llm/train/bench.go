@@ -227,8 +227,8 @@ func benchStep(ctx context.Context, tr *Trainer, seqs []Sequence) (Result, error
 // one by one, and returns where the time went.
 func profileSteps(ctx context.Context, tr *Trainer, seqs []Sequence, n int) ([]OpShare, error) {
 	times := cgo.OpTimes{}
-	tr.TimeOps(times)
-	defer tr.TimeOps(nil)
+	tr.timeOps(times)
+	defer tr.timeOps(nil)
 	start := time.Now()
 	for range n {
 		if _, err := benchStep(ctx, tr, seqs); err != nil {

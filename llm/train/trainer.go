@@ -186,7 +186,7 @@ type Trainer struct {
 	active   string
 	gradBuf  []float32 // a gradient read from the backend, to add
 	peak     int64
-	// opTimes, when set, collects the time of every graph node (TimeOps).
+	// opTimes, when set, collects the time of every graph node (timeOps).
 	opTimes cgo.OpTimes
 }
 
@@ -539,10 +539,10 @@ func (t *Trainer) CheckMemory(seqs []Sequence) error {
 	return nil
 }
 
-// TimeOps makes the trainer run its graphs one node at a time and add
+// timeOps makes the trainer run its graphs one node at a time and add
 // each node's time to times, until it is called with nil. The steps are
 // slower while it does: it is for finding where their time goes.
-func (t *Trainer) TimeOps(times cgo.OpTimes) { t.opTimes = times }
+func (t *Trainer) timeOps(times cgo.OpTimes) { t.opTimes = times }
 
 func (t *Trainer) compute(g *cgo.Graph) error {
 	if t.opTimes != nil {
