@@ -389,11 +389,14 @@ func (s *Sweep) writeReport() error {
 	if err != nil {
 		return err
 	}
-	split := report.DefaultSplit
-	if len(s.Eval.Splits) > 0 {
-		split = string(s.Eval.Splits[0])
+	opts := report.Options{Split: report.DefaultSplit, Title: "Sweep " + filepath.Base(s.Out)}
+	for i, split := range s.Eval.Splits {
+		if i == 0 {
+			opts.Split = string(split)
+		} else {
+			opts.AlsoSplits = append(opts.AlsoSplits, string(split))
+		}
 	}
-	opts := report.Options{Split: split, Title: "Sweep " + filepath.Base(s.Out)}
 	if _, _, err = report.Write(runs, filepath.Join(s.Out, "report.md"), opts); err != nil {
 		return err
 	}

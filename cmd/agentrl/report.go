@@ -17,7 +17,8 @@ func reportCommand() *cli.Command {
 		ArgsUsage: "RUNDIR...",
 		Description: "Each RUNDIR is a run directory (docs/runs.md) or a sweep directory holding run directories one\n" +
 			"level down. The report has one table per environment with a row per algorithm: the final evaluation\n" +
-			"on --split (eval/SPLIT.json), the last iteration's training success and the budget (optimiser steps,\n" +
+			"on --split (eval/SPLIT.json; a second split, --split test,unseen, adds a column with the success on it),\n" +
+			"the last iteration's training success and the budget (optimiser steps,\n" +
 			"environment steps, training tokens, minutes), as mean ± standard deviation over the finished runs'\n" +
 			"seeds, then the runs that are not started, not finished or not evaluated. Where the runs log them it\n" +
 			"adds the optimiser steps each method took to reach GRPO's final training success, StepAgent's step\n" +
@@ -27,7 +28,7 @@ func reportCommand() *cli.Command {
 			"beside the report as OUT-curves-ENV.png.",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "out", Usage: "write the report to `FILE` (markdown; required)"},
-			&cli.StringFlag{Name: "split", Value: report.DefaultSplit, Usage: "compare the final evaluations on this split (eval/SPLIT.json)"},
+			&cli.StringSliceFlag{Name: "split", Value: cli.NewStringSlice(report.DefaultSplit), Usage: "compare the final evaluations on this split (eval/SPLIT.json); more splits (comma-separated or repeated) add a success column each"},
 			&cli.StringFlag{Name: "title", Usage: "the report's title"},
 			&cli.BoolFlag{Name: "run-plots", Value: true, Usage: "write each run's plots to RUNDIR/plots (false: only read the run directories)"},
 		},
@@ -47,8 +48,9 @@ func runReport(c *cli.Context) error {
 	if out == "" {
 		return errors.New("--out: name the markdown file to write the report to (e.g. --out report.md)")
 	}
-	if c.String("split") == "" {
-		return errors.New("--split: name an evaluation split (e.g. test)")
+	splits := splitList(c.StringSlice("split"))
+	if len(splits) == 0 {
+		return errors.New("--split: name an evaluation split (e.g. test, or test,unseen)")
 	}
 	if err := checkWritable(out); err != nil {
 		return err
@@ -79,7 +81,7 @@ func runReport(c *cli.Context) error {
 	if !c.Bool("run-plots") {
 		write = report.WriteComparison
 	}
-	t, curves, err := write(runs, out, report.Options{Split: c.String("split"), Title: c.String("title")})
+	t, curves, err := write(runs, out, report.Options{Split: splits[0], AlsoSplits: splits[1:], Title: c.String("title")})
 	if err != nil {
 		return err
 	}

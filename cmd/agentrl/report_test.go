@@ -49,7 +49,16 @@ func TestReportPlotsRunsUnlessTold(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(run, "plots", "success.png")); err != nil {
 		t.Errorf("the run's plots: %v", err)
 	}
-	for _, args := range [][]string{{"report", "--out", out}, {"report", run}} {
+	// Two splits, comma-separated after the run: a success column for the
+	// second.
+	write(run, "eval/unseen.json", `{"split": "unseen", "episodes": 32, "summary": {"episodes": 32, "success_rate": 0.125}}`)
+	if _, err := runApp(t, newApp(), "report", run, "--run-plots=false", "--split", "test,unseen", "--out", out); err != nil {
+		t.Fatal(err)
+	}
+	if text, err := os.ReadFile(out); err != nil || !strings.Contains(string(text), "| grpo | tiny | 1 | 0.438 | 0.000 | 0.00 | 0.125 | 0.500 |") {
+		t.Errorf("report on test and unseen (%v):\n%s", err, text)
+	}
+	for _, args := range [][]string{{"report", "--out", out}, {"report", run}, {"report", run, "--split", " ", "--out", out}} {
 		if _, err := runApp(t, newApp(), args...); err == nil {
 			t.Errorf("%v: no error", args)
 		}

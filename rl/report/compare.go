@@ -168,17 +168,24 @@ func Compare(runs []Run, split string) Table {
 	slices.SortFunc(t.Groups, func(a, b Group) int {
 		return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Algorithm, b.Algorithm))
 	})
-	slices.SortFunc(t.Missing, func(a, b Missing) int {
-		return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Algorithm, b.Algorithm),
-			cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.Dir, b.Dir))
-	})
+	slices.SortFunc(t.Missing, byRun)
 	return t
+}
+
+// byRun orders missing runs by env, algorithm, seed and directory.
+func byRun(a, b Missing) int {
+	return cmp.Or(cmp.Compare(a.Env, b.Env), cmp.Compare(a.Algorithm, b.Algorithm),
+		cmp.Compare(a.Seed, b.Seed), cmp.Compare(a.Dir, b.Dir))
 }
 
 // Options configure WriteMarkdown.
 type Options struct {
 	// Split is the evaluation split to compare; empty means DefaultSplit.
 	Split string
+	// AlsoSplits are more evaluation splits (test and unseen, say): each
+	// adds a column with the success rate on it, and its missing
+	// evaluations to the list of what is missing.
+	AlsoSplits []string
 	// Title heads the document; empty means "Training runs".
 	Title string
 	// FigureDir is the directory of the curve figures, relative to the
@@ -198,6 +205,11 @@ type Options struct {
 // and why.
 func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 	t := Compare(runs, opts.Split)
+	also := make([]Table, len(opts.AlsoSplits))
+	for i, split := range opts.AlsoSplits {
+		also[i] = Compare(runs, split)
+	}
+	missing := missingOnAnySplit(t, also)
 	title := opts.Title
 	if title == "" {
 		title = "Training runs"
@@ -208,11 +220,19 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 		"*seeds* counts the finished runs (of all runs, where some are missing); a cell over fewer of them says so with *n*. "+
 		"*train success* is the training success rate of the last iteration. "+
 		"The budget of each run, its own (a start from an SFT run not counted): optimiser steps, environment steps, training tokens and minutes of wall time.\n", t.Split, t.Split)
+	var alsoHeads, alsoRule string
+	if len(also) > 0 {
+		fmt.Fprintf(bw, "\n*success on S* is the success rate of the same final adapters on split S (`eval/S.json`).\n")
+		for _, a := range also {
+			alsoHeads += fmt.Sprintf(" success on %s |", cell(a.Split))
+			alsoRule += "---:|"
+		}
+	}
 	for _, env := range envsOf(runs) {
 		fmt.Fprintf(bw, "\n## %s\n\n", cell(orUnknown(env)))
-		fmt.Fprintln(bw, "| algorithm | model | seeds | success | score | steps | train success | grad steps | env steps | train tokens | minutes |")
-		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
-		for _, g := range t.Groups {
+		fmt.Fprintln(bw, "| algorithm | model | seeds | success | score | steps |"+alsoHeads+" train success | grad steps | env steps | train tokens | minutes |")
+		fmt.Fprintln(bw, "|---|---|---:|---:|---:|---:|"+alsoRule+"---:|---:|---:|---:|---:|")
+		for gi, g := range t.Groups {
 			if g.Env != env {
 				continue
 			}
@@ -220,10 +240,16 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 			if g.Finished != g.Seeds {
 				seeds = fmt.Sprintf("%d of %d", g.Finished, g.Seeds)
 			}
-			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s | %s | %s | %s | %s | %s |\n",
+			var alsoCells string
+			for _, a := range also {
+				// Compare groups the same runs in the same order
+				// whatever the split.
+				alsoCells += " " + formatStat(a.Groups[gi].Success, g.Finished, "%.3f") + " |"
+			}
+			fmt.Fprintf(bw, "| %s | %s | %s | %s | %s | %s |%s %s | %s | %s | %s | %s |\n",
 				cell(orUnknown(g.Algorithm)), cell(strings.Join(g.Models, ", ")), seeds,
 				formatStat(g.Success, g.Finished, "%.3f"), formatStat(g.Score, g.Finished, "%.3f"),
-				formatStat(g.Steps, g.Finished, "%.2f"), formatStat(g.TrainSuccess, g.Finished, "%.3f"),
+				formatStat(g.Steps, g.Finished, "%.2f"), alsoCells, formatStat(g.TrainSuccess, g.Finished, "%.3f"),
 				formatStat(g.GradSteps, g.Finished, "%.0f"), formatStat(g.EnvSteps, g.Finished, "%.0f"),
 				formatStat(g.TrainTokens, g.Finished, "%.0f"), formatStat(g.Minutes, g.Finished, "%.1f"))
 		}
@@ -236,10 +262,11 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 		writeCriticTable(bw, runsOfEnv(runs, env), env)
 	}
 	fmt.Fprintf(bw, "\n## Missing\n\n")
-	if len(t.Missing) == 0 {
-		fmt.Fprintf(bw, "Nothing: every run finished and was evaluated on %s.\n", t.Split)
+	if len(missing) == 0 {
+		splits := append([]string{t.Split}, opts.AlsoSplits...)
+		fmt.Fprintf(bw, "Nothing: every run finished and was evaluated on %s.\n", strings.Join(splits, " and "))
 	}
-	for _, m := range t.Missing {
+	for _, m := range missing {
 		fmt.Fprintf(bw, "- %s (`%s`)\n", m, m.Dir)
 	}
 	if err := bw.Flush(); err != nil {
@@ -252,6 +279,23 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 // that a report being regenerated is never seen half written.
 func WriteMarkdownFile(path string, runs []Run, opts Options) error {
 	return writeFileAtomic(path, func(w io.Writer) error { return WriteMarkdown(w, runs, opts) })
+}
+
+// missingOnAnySplit is what the comparison on t's split lacks, and the
+// evaluations on the other splits that finished runs lack.
+func missingOnAnySplit(t Table, also []Table) []Missing {
+	missing := slices.Clone(t.Missing)
+	for _, a := range also {
+		for _, m := range a.Missing {
+			// Runs not started or not finished are in t's list already.
+			if m.Status == NotEvaluated {
+				missing = append(missing, m)
+			}
+		}
+	}
+	// Stable: a run's missing splits keep the order of the splits.
+	slices.SortStableFunc(missing, byRun)
+	return missing
 }
 
 // hasCurve reports whether Curves draws a panel for these runs.

@@ -356,6 +356,51 @@ func TestWriteMarkdown(t *testing.T) {
 	}
 }
 
+// A second split adds a success column, and its missing evaluations to
+// the list; a run evaluated on one split only is counted where it is.
+func TestWriteMarkdownAlsoSplits(t *testing.T) {
+	root := writeSweep(t)
+	writeFile(t, filepath.Join(root, "grpo-1"), "eval/unseen.json", `{"split": "unseen", "episodes": 32,
+ "summary": {"episodes": 32, "success_rate": 0.125, "mean_score": 0.2, "mean_steps": 7}}`)
+	runs, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, runs, Options{AlsoSplits: []string{"unseen"}}); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	for _, want := range []string{
+		"| algorithm | model | seeds | success | score | steps | success on unseen | train success |",
+		"|---|---|---:|---:|---:|---:|---:|---:|",
+		// grpo seed 2 is evaluated on test only: unseen's column is over
+		// one of the two finished runs.
+		"| grpo | tiny | 2 of 3 | 0.400 ± 0.141 | 0.600 ± 0.141 | 5.00 ± 1.41 | 0.125 (n=1) | 0.300 ± 0.141 |",
+		"| sft | tiny | 1 | – | – | – | – | – | 10 | 50 | 0 | 0.0 |\n",
+		"- seed 2 of grpo on webshop: finished, not evaluated on unseen (`",
+		"- seed 3 of grpo on webshop: iteration 7 of 20 (`",
+		"- seed 1 of sft on alfworld: finished, not evaluated on test (`",
+		"- seed 1 of sft on alfworld: finished, not evaluated on unseen (`",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("markdown lacks %q:\n%s", want, md)
+		}
+	}
+	// An unfinished run is missing once, not once per split.
+	if n := strings.Count(md, "seed 3 of grpo on webshop"); n != 1 {
+		t.Errorf("the unfinished run is listed %d times:\n%s", n, md)
+	}
+	// Evaluated on both splits: nothing missing, and the note names both.
+	buf.Reset()
+	if err := WriteMarkdown(&buf, runs[:1], Options{AlsoSplits: []string{"unseen"}}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(buf.String(), "Nothing: every run finished and was evaluated on test and unseen.") {
+		t.Errorf("report of grpo seed 1 alone:\n%s", buf.String())
+	}
+}
+
 func TestWriteMarkdownFile(t *testing.T) {
 	_, runs := readSweep(t)
 	path := filepath.Join(t.TempDir(), "report.md")
