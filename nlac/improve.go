@@ -196,6 +196,7 @@ const (
 	seedCandidates
 	seedWarmup
 	seedReplay
+	seedWarmupBranch
 )
 
 // improve is policy improvement on a batch of transitions: each action
@@ -410,18 +411,14 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 	starts := make([]rollout.Start, len(open))
 	for k, i := range open {
 		t := recs[i].T
-		tr := &t.Episode.Trajectory
-		actions := make([]string, 0, t.Step+1)
-		for _, s := range tr.Steps[:t.Step] {
-			actions = append(actions, s.Action)
-		}
 		// The action as the actor wrote it, where it is the one taken:
 		// its conversation then goes on from its own words.
 		a := current[i]
 		if a == recs[i].Action {
-			a = tr.Steps[t.Step].Action
+			a = t.step().Action
 		}
-		starts[k] = rollout.Start{Split: tr.Split, Seed: tr.Seed, Actions: append(actions, a)}
+		starts[k] = stateOf(t)
+		starts[k].Actions = append(starts[k].Actions, a)
 	}
 	began := time.Now()
 	s := rollout.DefaultActionSampling()

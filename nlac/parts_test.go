@@ -837,6 +837,62 @@ func TestRolloutFutures(t *testing.T) {
 	}
 }
 
+// TestWarmupBranches: the warm-up branches from each distinct state of
+// its episodes (a task and the actions before it, however many episodes
+// reached it) and keeps the branches' actions there that no episode
+// took, as the environment compares them, with what really followed;
+// branches the environment fails are counted, not kept.
+func TestWarmupBranches(t *testing.T) {
+	newEnv := func() envs.Env { return &unresettable{seed: 2} }
+	// Sample k of every state writes the k-th action: the first two are
+	// the expert's (the second in other case), the third is new.
+	written := []string{"Action: aeiou", "Action:  AEIOU", "Action: uuu"}
+	c := &policyCollector{newEnv: newEnv, policy: rollout.PolicyFunc(func(_ context.Context, batch []rollout.Request) ([]rollout.Response, error) {
+		out := make([]rollout.Response, len(batch))
+		for i, r := range batch {
+			out[i].Text = written[r.Episode%3]
+		}
+		return out, nil
+	})}
+	agent := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: aeiou", ParsedAction: "aeiou"},
+		{Observation: "More vowels.", Action: "Action: xyz", ParsedAction: "xyz", Done: true},
+	}, NumSteps: 2}}
+	expert := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: aeiou", ParsedAction: "aeiou"},
+		{Observation: "More vowels.", Action: "Action: aeiou", ParsedAction: "aeiou", Done: true},
+	}, NumSteps: 2, Success: true}}
+	down := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 2, Steps: []rollout.Step{
+		{Observation: "Write vowels.", Action: "Action: aeiou", ParsedAction: "aeiou", Done: true},
+	}, NumSteps: 1}}
+	cfg := rl.DefaultConfig().NLAC
+	cfg.Warmup.Branches = 3
+	m := &roleModel{cfg: cfg, collector: c, newEnv: newEnv, actionTokens: 8}
+	b, err := m.branch(context.Background(), transitionsOf([]*Episode{agent, expert, down}), 5)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.starts) != 3 || len(c.starts[0].Actions) != 0 || !slices.Equal(c.starts[1].Actions, []string{"Action: aeiou"}) || c.starts[2].Seed != 2 {
+		t.Errorf("starts %+v: want seed 1 before any action and after aeiou, and seed 2", c.starts)
+	}
+	if b.States != 3 || b.Played != 6 || b.Failed != 3 {
+		t.Errorf("%d states, %d branches played, %d failed; want 3, 6, 3", b.States, b.Played, b.Failed)
+	}
+	if len(b.Transitions) != 2 {
+		t.Fatalf("%d new actions, want uuu in each of seed 1's two states", len(b.Transitions))
+	}
+	for k, tr := range b.Transitions {
+		steps := tr.Episode.Trajectory.Steps
+		if tr.Step != k || tr.step().Action != "Action: uuu" || len(steps) != 2 || steps[0].Action != []string{"Action: uuu", "Action: aeiou"}[k] {
+			t.Errorf("new action %d: step %d of %+v; want uuu at step %d, after the episodes' own actions", k, tr.Step, steps, k)
+		}
+	}
+	// Both end with a return over 0.5: a success, as the future will say.
+	if !b.Transitions[0].Episode.Trajectory.Success || m.envSteps != 12 {
+		t.Errorf("branch success %v, %d environment steps (want true, 6 branches x 2)", b.Transitions[0].Episode.Trajectory.Success, m.envSteps)
+	}
+}
+
 // TestTakenByExpert: the first-round judgements are split by whether the
 // action is the expert's in its state, found by replaying the episode and
 // asking the expert (vowels' expert writes aeiou), without counting the

@@ -5,12 +5,15 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
+	"strings"
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rl"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // warmup teaches the critic's adapter its roles from the environment's
@@ -22,6 +25,11 @@ import (
 //   - the evaluator: a critique from the true outcome, judged optimal
 //     exactly when the action is the expert's in that state;
 //   - the refinement (for the actions that are not): the expert's action.
+//
+// With nlac.warmup.branches, the actor also plays on from each of their
+// states, and the actions it takes there that the episodes did not join
+// them (see branch): a warm-started actor mostly acts as the expert does,
+// and the evaluator needs to see the actions it takes otherwise.
 //
 // A model that already plays the roles (a larger instruction-tuned one)
 // does not need it: nlac.warmup.tasks=0.
@@ -57,6 +65,9 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	delete(m.Losses, "sft")
 	m.Metrics["warmup_sequences"] = float64(len(seqs))
 	m.Metrics["warmup_optimal"] = share(c.Optimal, c.Transitions)
+	if c.Branches > 0 {
+		m.Metrics["warmup_branch_actions"] = float64(c.BranchActions)
+	}
 	r.EndPhase("warmup")
 	// The target starts from the warmed-up critic.
 	if err := r.Trainer.UseAdapter(l.critic); err != nil {
@@ -91,8 +102,92 @@ type warmupCollection struct {
 	Transitions int `json:"transitions"`
 	Optimal     int `json:"optimal"` // actions that were the expert's
 	// Succeeded counts the transitions of successful episodes.
-	Succeeded int   `json:"succeeded"`
-	EnvSteps  int64 `json:"env_steps"`
+	Succeeded int `json:"succeeded"`
+	// Branches are the episodes branched from the warm-up's states, and
+	// BranchActions the new actions they gave (part of Transitions).
+	Branches      int   `json:"branches,omitempty"`
+	BranchActions int   `json:"branch_actions,omitempty"`
+	EnvSteps      int64 `json:"env_steps"`
+}
+
+// branches are the warm-up's branch episodes (nlac.warmup.branches): from
+// how many distinct states they were played, how many finished and
+// failed, and the transitions of the new actions they took there.
+type branches struct {
+	States, Played, Failed int
+	Transitions            []Transition
+}
+
+// branch plays the actor on from each distinct state of ts (a task and
+// the actions that led there) nlac.warmup.branches times, sampling at
+// nlac.warmup.branch_temperature, and keeps the transitions of the actions
+// those episodes took in the state that no transition of ts or earlier
+// branch took there (as the environment compares actions): each is then
+// told with the future that really followed it. A branch the environment
+// fails is left out and counted.
+func (m *roleModel) branch(ctx context.Context, ts []Transition, seed uint64) (branches, error) {
+	w := m.cfg.Warmup
+	env := m.newEnv()
+	defer envs.Close(env)
+	var b branches
+	taken := map[string][]string{} // state key: the actions taken there
+	var starts []rollout.Start
+	for _, t := range ts {
+		st := stateOf(t)
+		key := stateKey(st)
+		if _, seen := taken[key]; !seen {
+			starts = append(starts, st)
+		}
+		taken[key] = append(taken[key], t.step().Action)
+	}
+	b.States = len(starts)
+	s := rollout.DefaultActionSampling()
+	s.MaxTokens, s.Temperature, s.Seed = m.actionTokens, float32(w.BranchTemperature), int64(seed>>1)
+	snap := m.actor
+	snap.Sampling = s
+	trajs, _, err := m.collector.Collect(ctx, snap, rl.Episodes{Starts: starts, Group: w.Branches, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout})
+	if err != nil {
+		return b, fmt.Errorf("warm-up branches: %w", err)
+	}
+	if len(trajs) != len(starts)*w.Branches {
+		return b, fmt.Errorf("warm-up branches: %d episodes for %d states x %d", len(trajs), len(starts), w.Branches)
+	}
+	for e := range trajs {
+		tr := &trajs[e]
+		m.envSteps += int64(len(tr.Steps))
+		st := starts[e/w.Branches]
+		step := len(st.Actions)
+		if tr.Error != "" || step >= len(tr.Steps) {
+			b.Failed++
+			continue
+		}
+		b.Played++
+		key := stateKey(st)
+		action := tr.Steps[step].Action
+		if slices.ContainsFunc(taken[key], func(a string) bool { return envs.Equivalent(env, a, action) }) {
+			continue
+		}
+		taken[key] = append(taken[key], action)
+		b.Transitions = append(b.Transitions, Transition{Episode: &Episode{Trajectory: *tr}, Step: step})
+	}
+	return b, nil
+}
+
+// stateOf is the start that reaches the state of transition t: its task
+// and the actions before it.
+func stateOf(t Transition) rollout.Start {
+	tr := &t.Episode.Trajectory
+	st := rollout.Start{Split: tr.Split, Seed: tr.Seed, Actions: make([]string, t.Step)}
+	for i := range t.Step {
+		st.Actions[i] = tr.Steps[i].Action
+	}
+	return st
+}
+
+// stateKey identifies a start's state: environments are deterministic
+// given split and seed, so the same actions reach the same state.
+func stateKey(st rollout.Start) string {
+	return fmt.Sprintf("%s\x00%d\x00%s", st.Split, st.Seed, strings.Join(st.Actions, "\x00"))
 }
 
 // warmupData plays the warm-up's episodes and makes its role examples,
@@ -131,6 +226,16 @@ func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []trai
 		return c, nil, err
 	}
 	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
+	if w.Branches > 0 {
+		b, err := l.roles.branch(ctx, ts, r.IterSeed(it, seedWarmupBranch))
+		if err != nil {
+			return c, nil, err
+		}
+		r.Logf("warm-up: %d branches from %d states took %d actions no episode had taken there (%d branches failed)",
+			b.Played, b.States, len(b.Transitions), b.Failed)
+		ts = append(ts, b.Transitions...)
+		c.Branches, c.BranchActions = b.Played, len(b.Transitions)
+	}
 	seqs, optimal, err := l.roles.warmupSequences(ctx, ts)
 	if err != nil {
 		return c, nil, err

@@ -388,6 +388,16 @@ type NLACWarmup struct {
 	// looks like the expert's, which it cannot tell, and calls nearly
 	// everything optimal.
 	Judge string `yaml:"judge"`
+	// Branches are the actor's further episodes from each distinct state
+	// of the warm-up's episodes, sampled at BranchTemperature; the
+	// actions they take there that no episode took already become warm-up
+	// transitions, told with the future that really followed them. The
+	// warm-up's own episodes are the expert's and a warm-started actor's,
+	// which mostly acts as the expert does, so without them the evaluator
+	// sees few actions that are not the expert's and learns to call every
+	// action optimal. 0: none.
+	Branches          int     `yaml:"branches"`
+	BranchTemperature float64 `yaml:"branch_temperature"`
 }
 
 // Algorithms names the algorithms a Config can select, sorted.
@@ -435,7 +445,7 @@ func DefaultConfig() Config {
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
 			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", AskJudgement: true, InvalidRefinement: "original",
-			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5, Judge: "expert"},
+			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5, Judge: "expert", BranchTemperature: 1},
 		},
 	}
 }
@@ -703,6 +713,8 @@ func (c *Config) Validate() error {
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
 		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)
 		check(w.Judge == "expert" || w.Judge == "outcome", "nlac.warmup.judge %q: want expert or outcome", w.Judge)
+		check(w.Branches >= 0, "nlac.warmup.branches %d must not be negative", w.Branches)
+		check(w.Branches == 0 || w.BranchTemperature > 0, "nlac.warmup.branch_temperature %g must be positive for nlac.warmup.branches %d", w.BranchTemperature, w.Branches)
 		check(w.Tasks == 0 || (w.Epochs > 0 && w.LR > 0 && w.BatchTokens >= 64), "nlac.warmup.epochs %d and nlac.warmup.lr %g must be positive and nlac.warmup.batch_tokens %d at least 64",
 			w.Epochs, w.LR, w.BatchTokens)
 	}

@@ -71,6 +71,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"reference", "env: math\ngrpo:\n  kl: 0.1\n  reference: sft\n", nil, `grpo.reference "sft"`},
 		{"stepagent kl without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  kl: 0.05\n", nil, "stepagent.kl 0.05 applies to the irl reflection only"},
 		{"negative stepagent kl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  kl: -1\n", nil, "stepagent.kl -1 must not be negative"},
+		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},
+		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
 	} {
 		_, err := LoadConfig(writeConfig(t, c.text), c.sets)
