@@ -60,7 +60,11 @@ type Collector interface {
 	Collect(ctx context.Context, p Snapshot, e Episodes) ([]rollout.Trajectory, CollectStats, error)
 	// Generate samples n completions of each prompt (token ids, e.g. an
 	// expert's prefix rendered by the chat template) with the snapshot's
-	// policy, each prompt evaluated once for its n samples.
+	// policy, each prompt evaluated once for its n samples. Each prompt
+	// samples from its own random stream: the texts of different prompts
+	// are independent draws, as a batch of critiques must be (with one
+	// stream, prompts whose next-token distributions are alike make the
+	// same choices, and a batch of futures all open with one outcome).
 	Generate(ctx context.Context, p Snapshot, prompts [][]int32, n int) ([][]llm.Completion, error)
 	// Score gives the log-probability of each continuation after its
 	// prompt (token ids) under the snapshot's model and adapters.
@@ -151,7 +155,7 @@ func (c *LocalCollector) Generate(ctx context.Context, p Snapshot, prompts [][]i
 	}
 	reqs := make([]llm.GenerateRequest, len(prompts))
 	for i, t := range prompts {
-		reqs[i] = llm.GenerateRequest{Tokens: t, N: n}
+		reqs[i] = llm.GenerateRequest{Tokens: t, N: n, Stream: uint64(i)}
 	}
 	return c.Engine.Generate(ctx, reqs, p.Sampling, llm.CallOptions{Adapters: adapters})
 }

@@ -188,3 +188,46 @@ func TestEpisodeSequencesLayout(t *testing.T) {
 		t.Fatal("want an error for a step without prompt tokens")
 	}
 }
+
+// TestGenerateSamplesPromptsIndependently: the collector's completions of
+// the same prompt, asked twice in one call, are independent draws (a
+// batch of alike prompts must not make the same choices), and the call is
+// reproducible with its seed.
+func TestGenerateSamplesPromptsIndependently(t *testing.T) {
+	path := tinyModel(t)
+	m, err := llm.Load(path, llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := m.NewEngine(llm.EngineOptions{Parallel: 4, Context: 256, Threads: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	prompt, err := m.Tokenize("Guess the number.", true, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := &LocalCollector{Engine: e}
+	s := llm.DefaultSampling()
+	s.MaxTokens, s.Seed = 16, 3
+	generate := func() []string {
+		res, err := c.Generate(context.Background(), Snapshot{Model: path, Sampling: s}, [][]int32{prompt, prompt, prompt}, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		texts := make([]string, len(res))
+		for i, r := range res {
+			texts[i] = r[0].Text
+		}
+		return texts
+	}
+	first := generate()
+	if first[0] == first[1] && first[1] == first[2] {
+		t.Errorf("three prompts alike sampled the same text %q: one random stream for all", first[0])
+	}
+	if again := generate(); !slices.Equal(again, first) {
+		t.Errorf("the same call with the same seed sampled %q, then %q", first, again)
+	}
+}
