@@ -27,9 +27,9 @@ import (
 //   - the refinement (for the actions that are not): the expert's action.
 //
 // With nlac.warmup.branches, the actor also plays on from each of their
-// states, and the actions it takes there that the episodes did not join
-// them (see branch): a warm-started actor mostly acts as the expert does,
-// and the evaluator needs to see the actions it takes otherwise.
+// states, and the actions it takes there that no episode took join them
+// (see branch): a warm-started actor mostly acts as the expert does, and
+// the evaluator needs to see the actions it takes otherwise.
 //
 // A model that already plays the roles (a larger instruction-tuned one)
 // does not need it: nlac.warmup.tasks=0.
