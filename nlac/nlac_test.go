@@ -133,7 +133,7 @@ func TestNLACRun(t *testing.T) {
 	newEnv := func() envs.Env { return &vowels{} }
 	cfg := sayConfig(t, "nlac", 2)
 	cfg.NLAC.Merge = "prompt"
-	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5, Judge: "expert", Branches: 2, BranchTemperature: 1}
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 1, LR: 3e-3, BatchTokens: 512, Replay: 0.5, Judge: "expert", Branches: 2, BranchTemperature: 1, ExpertBranches: true}
 	cfg.NLAC.Epochs, cfg.NLAC.Buffer = 1, 40
 	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: testLog{t}}); err != nil {
 		t.Fatal(err)
@@ -192,6 +192,11 @@ func TestNLACRun(t *testing.T) {
 	// warm-up episode took.
 	if ms[0].Metrics["warmup_branch_actions"] == 0 {
 		t.Error("the warm-up's branches took no new action")
+	}
+	// Nor does it write aeiou after its own first action, where the
+	// expert, playing on, does.
+	if ms[0].Metrics["warmup_expert_branch_actions"] == 0 {
+		t.Error("the expert's branches took no new action")
 	}
 	// The resumed iteration replayed the warm-up examples it read back.
 	if ms[2].Metrics["critic_replayed"] == 0 {

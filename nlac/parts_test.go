@@ -893,6 +893,63 @@ func TestWarmupBranches(t *testing.T) {
 	}
 }
 
+// fickleExpert is the vowel task whose task of seed 2 does not start and
+// whose expert is lost in the task of seed 3.
+type fickleExpert struct {
+	vowels
+	seed int64
+}
+
+func (f *fickleExpert) Reset(split envs.Split, seed int64) (string, error) {
+	if seed == 2 {
+		return "", errors.New("the task server is down")
+	}
+	f.seed = seed
+	return f.vowels.Reset(split, seed)
+}
+
+func (f *fickleExpert) ExpertAction() (string, error) {
+	if f.seed == 3 {
+		return "", errors.New("the expert is lost here")
+	}
+	return f.vowels.ExpertAction()
+}
+
+// TestWarmupExpertBranches: the expert plays on from each distinct state
+// of the warm-up's episodes; its action joins them where no episode took
+// it there, with the expert's continuation as its future, and states
+// where the environment or the expert fails are counted, not kept.
+func TestWarmupExpertBranches(t *testing.T) {
+	newEnv := func() envs.Env { return &fickleExpert{} }
+	episode := func(seed int64, actions ...string) *Episode {
+		tr := rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: seed, NumSteps: len(actions)}
+		for _, a := range actions {
+			tr.Steps = append(tr.Steps, rollout.Step{Observation: "Write vowels.", Action: "Action: " + a, ParsedAction: a})
+		}
+		return &Episode{Trajectory: tr}
+	}
+	m := &roleModel{cfg: rl.DefaultConfig().NLAC, newEnv: newEnv}
+	ts := transitionsOf([]*Episode{episode(1, "aeiou", "xyz"), episode(2, "aeiou"), episode(3, "xyz")})
+	b, err := m.expertBranch(context.Background(), ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if b.States != 4 || b.Played != 2 || b.Failed != 2 {
+		t.Errorf("%d states, %d expert episodes played, %d failed; want 4, 2, 2", b.States, b.Played, b.Failed)
+	}
+	if len(b.Transitions) != 1 {
+		t.Fatalf("%d new actions, want the expert's aeiou after seed 1's aeiou (its xyz failed)", len(b.Transitions))
+	}
+	tr := b.Transitions[0]
+	steps := tr.Episode.Trajectory.Steps
+	if tr.Step != 1 || envs.ParseAction(tr.step().Action) != "aeiou" || len(steps) != 2 || steps[0].Action != "Action: aeiou" || !steps[0].Replayed {
+		t.Errorf("new action at step %d of %+v; want aeiou at step 1, after the replayed aeiou", tr.Step, steps)
+	}
+	if !tr.Episode.Trajectory.Success || m.envSteps != 4 {
+		t.Errorf("success %v, %d environment steps; want a success, 2 expert episodes x 2 steps", tr.Episode.Trajectory.Success, m.envSteps)
+	}
+}
+
 // TestTakenByExpert: the first-round judgements are split by whether the
 // action is the expert's in its state, found by replaying the episode and
 // asking the expert (vowels' expert writes aeiou), without counting the

@@ -29,7 +29,10 @@ import (
 // With nlac.warmup.branches, the actor also plays on from each of their
 // states, and the actions it takes there that no episode took join them
 // (see branch): a warm-started actor mostly acts as the expert does, and
-// the evaluator needs to see the actions it takes otherwise.
+// the evaluator needs to see the actions it takes otherwise. With
+// nlac.warmup.expert_branches the expert does the same (see
+// expertBranch): the successor model then sees, in the actor's states,
+// the expert's action and where it leads.
 //
 // A model that already plays the roles (a larger instruction-tuned one)
 // does not need it: nlac.warmup.tasks=0.
@@ -68,6 +71,9 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	if c.Branches > 0 {
 		m.Metrics["warmup_branch_actions"] = float64(c.BranchActions)
 	}
+	if c.ExpertBranches > 0 {
+		m.Metrics["warmup_expert_branch_actions"] = float64(c.ExpertBranchActions)
+	}
 	r.EndPhase("warmup")
 	// The target starts from the warmed-up critic.
 	if err := r.Trainer.UseAdapter(l.critic); err != nil {
@@ -105,14 +111,19 @@ type warmupCollection struct {
 	Succeeded int `json:"succeeded"`
 	// Branches are the episodes branched from the warm-up's states, and
 	// BranchActions the new actions they gave (part of Transitions).
-	Branches      int   `json:"branches,omitempty"`
-	BranchActions int   `json:"branch_actions,omitempty"`
-	EnvSteps      int64 `json:"env_steps"`
+	Branches      int `json:"branches,omitempty"`
+	BranchActions int `json:"branch_actions,omitempty"`
+	// ExpertBranches are the expert's episodes from the same states, and
+	// ExpertBranchActions the new actions they gave (part of Transitions).
+	ExpertBranches      int   `json:"expert_branches,omitempty"`
+	ExpertBranchActions int   `json:"expert_branch_actions,omitempty"`
+	EnvSteps            int64 `json:"env_steps"`
 }
 
-// branches are the warm-up's branch episodes (nlac.warmup.branches): from
-// how many distinct states they were played, how many finished and
-// failed, and the transitions of the new actions they took there.
+// branches are the warm-up's branch episodes (nlac.warmup.branches and
+// expert_branches): from how many distinct states they were played, how
+// many finished and failed, and the transitions of the new actions they
+// took there.
 type branches struct {
 	States, Played, Failed int
 	Transitions            []Transition
@@ -120,17 +131,62 @@ type branches struct {
 
 // branch plays the actor on from each distinct state of ts (a task and
 // the actions that led there) nlac.warmup.branches times, sampling at
-// nlac.warmup.branch_temperature, and keeps the transitions of the actions
-// those episodes took in the state that no transition of ts or earlier
-// branch took there (as the environment compares actions): each is then
-// told with the future that really followed it. A branch the environment
-// fails is left out and counted.
+// nlac.warmup.branch_temperature, and keeps the new actions those
+// episodes took in the state (see keepNew).
 func (m *roleModel) branch(ctx context.Context, ts []Transition, seed uint64) (branches, error) {
 	w := m.cfg.Warmup
-	env := m.newEnv()
-	defer envs.Close(env)
-	var b branches
-	taken := map[string][]string{} // state key: the actions taken there
+	starts, taken := statesOf(ts)
+	s := rollout.DefaultActionSampling()
+	s.MaxTokens, s.Temperature, s.Seed = m.actionTokens, float32(w.BranchTemperature), int64(seed>>1)
+	snap := m.actor
+	snap.Sampling = s
+	trajs, _, err := m.collector.Collect(ctx, snap, rl.Episodes{Starts: starts, Group: w.Branches, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout})
+	if err != nil {
+		return branches{}, fmt.Errorf("warm-up branches: %w", err)
+	}
+	if len(trajs) != len(starts)*w.Branches {
+		return branches{}, fmt.Errorf("warm-up branches: %d episodes for %d states x %d", len(trajs), len(starts), w.Branches)
+	}
+	return m.keepNew(starts, w.Branches, trajs, taken), nil
+}
+
+// expertBranch plays the environment's expert on from each distinct state
+// of ts (nlac.warmup.expert_branches) and keeps its action there where no
+// transition of ts took it (see keepNew), told with what followed when
+// the expert played on. The actor's failed episodes then have, in their
+// own states, an action whose future succeeds beside the one that failed:
+// without it a successor model sees one action per state and learns the
+// state's outcome rather than the action's. A state in which the expert
+// fails (an error of its own or of the environment) is counted and left
+// out.
+func (m *roleModel) expertBranch(ctx context.Context, ts []Transition) (branches, error) {
+	starts, taken := statesOf(ts)
+	trajs := make([]rollout.Trajectory, len(starts))
+	for i, st := range starts {
+		// One state at a time: an expert that fails in a state the actor
+		// reached stops only that episode.
+		tr, err := rollout.Run(ctx, rollout.Config{
+			NewEnv: m.newEnv, Episodes: 1, Starts: []rollout.Start{st}, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout,
+		}, rollout.Expert())
+		if ctxErr := ctx.Err(); ctxErr != nil {
+			return branches{}, ctxErr
+		}
+		switch {
+		case err != nil:
+			trajs[i].Error = err.Error()
+		case len(tr) == 1:
+			trajs[i] = tr[0]
+		default:
+			trajs[i].Error = fmt.Sprintf("%d episodes for one state", len(tr))
+		}
+	}
+	return m.keepNew(starts, 1, trajs, taken), nil
+}
+
+// statesOf gives the distinct states of ts in order of first appearance,
+// as starts, and the actions taken in each (by state key).
+func statesOf(ts []Transition) ([]rollout.Start, map[string][]string) {
+	taken := map[string][]string{}
 	var starts []rollout.Start
 	for _, t := range ts {
 		st := stateOf(t)
@@ -140,22 +196,23 @@ func (m *roleModel) branch(ctx context.Context, ts []Transition, seed uint64) (b
 		}
 		taken[key] = append(taken[key], t.step().Action)
 	}
-	b.States = len(starts)
-	s := rollout.DefaultActionSampling()
-	s.MaxTokens, s.Temperature, s.Seed = m.actionTokens, float32(w.BranchTemperature), int64(seed>>1)
-	snap := m.actor
-	snap.Sampling = s
-	trajs, _, err := m.collector.Collect(ctx, snap, rl.Episodes{Starts: starts, Group: w.Branches, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout})
-	if err != nil {
-		return b, fmt.Errorf("warm-up branches: %w", err)
-	}
-	if len(trajs) != len(starts)*w.Branches {
-		return b, fmt.Errorf("warm-up branches: %d episodes for %d states x %d", len(trajs), len(starts), w.Branches)
-	}
+	return starts, taken
+}
+
+// keepNew keeps, of the episodes played from starts (group after group),
+// the transitions of the actions they took in their start state that no
+// one took there yet (as the environment compares actions, and marking
+// each as taken): each is then told with the future that really followed
+// it. An episode the environment fails is counted and left out; all
+// played steps count as the warm-up's environment steps.
+func (m *roleModel) keepNew(starts []rollout.Start, group int, trajs []rollout.Trajectory, taken map[string][]string) branches {
+	env := m.newEnv()
+	defer envs.Close(env)
+	b := branches{States: len(starts)}
 	for e := range trajs {
 		tr := &trajs[e]
 		m.envSteps += int64(len(tr.Steps))
-		st := starts[e/w.Branches]
+		st := starts[e/group]
 		step := len(st.Actions)
 		if tr.Error != "" || step >= len(tr.Steps) {
 			b.Failed++
@@ -170,7 +227,7 @@ func (m *roleModel) branch(ctx context.Context, ts []Transition, seed uint64) (b
 		taken[key] = append(taken[key], action)
 		b.Transitions = append(b.Transitions, Transition{Episode: &Episode{Trajectory: *tr}, Step: step})
 	}
-	return b, nil
+	return b
 }
 
 // stateOf is the start that reaches the state of transition t: its task
@@ -226,6 +283,16 @@ func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []trai
 		return c, nil, err
 	}
 	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
+	if w.ExpertBranches {
+		b, err := l.roles.expertBranch(ctx, ts)
+		if err != nil {
+			return c, nil, err
+		}
+		r.Logf("warm-up: the expert, playing on from %d states, took %d actions no episode had taken there (%d of its episodes failed)",
+			b.States, len(b.Transitions), b.Failed)
+		ts = append(ts, b.Transitions...)
+		c.ExpertBranches, c.ExpertBranchActions = b.Played, len(b.Transitions)
+	}
 	if w.Branches > 0 {
 		b, err := l.roles.branch(ctx, ts, r.IterSeed(it, seedWarmupBranch))
 		if err != nil {

@@ -398,6 +398,15 @@ type NLACWarmup struct {
 	// action optimal. 0: none.
 	Branches          int     `yaml:"branches"`
 	BranchTemperature float64 `yaml:"branch_temperature"`
+	// ExpertBranches has the environment's expert play on from each
+	// distinct state of the warm-up's episodes; its action there, where
+	// no episode took it, becomes a warm-up transition told with what
+	// followed when the expert played on. The actor's states then have
+	// an action that leads to success beside the actor's own, and the
+	// successor model can learn that the outcome depends on the action,
+	// not only on the state. Its futures are the expert's continuation,
+	// not the actor's: more hopeful than the actor's own play would be.
+	ExpertBranches bool `yaml:"expert_branches"`
 }
 
 // Algorithms names the algorithms a Config can select, sorted.
