@@ -15,6 +15,7 @@ package math
 import (
 	"errors"
 	"fmt"
+	"math/big"
 	"strconv"
 	"strings"
 
@@ -48,6 +49,9 @@ type Env struct {
 	problem  problem
 	steps    int
 	done     bool
+	// computed are the results of the episode's calculations so far
+	// (math-calc), which the expert reads its progress from.
+	computed []*big.Rat
 }
 
 // New returns the single-step environment "math".
@@ -88,7 +92,7 @@ func (e *Env) Reset(split envs.Split, seed int64) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("math: %w", err)
 	}
-	e.problem, e.steps, e.done = p, 0, false
+	e.problem, e.steps, e.done, e.computed = p, 0, false, nil
 	if e.withCalc {
 		return p.question + "\nUse calc[...] for calculations and answer[...] for the final answer.", nil
 	}
@@ -152,6 +156,7 @@ func (e *Env) calcStep(text string) envs.StepResult {
 		if err != nil {
 			return invalid(fmt.Sprintf("calc[%s]: error: %v.", clip(arg), err))
 		}
+		e.computed = append(e.computed, v)
 		return envs.StepResult{Observation: fmt.Sprintf("calc[%s] = %s", clip(arg), formatNumber(v)), Info: envs.Info{ValidAction: true}}
 	case name == "answer" || name == "finish":
 		answer, found := firstNumber(arg)
@@ -214,8 +219,14 @@ func (e *Env) ExampleActions() []string {
 }
 
 // ExpertAction writes the worked solution ending in "#### answer" (math),
-// or computes the next solution step with the calculator and answers once
-// all are done or only the answer fits in the remaining steps (math-calc).
+// or (math-calc) computes the first solution step whose result no
+// calculation of the episode has given yet, and answers once all have or
+// when only the answer fits in the remaining steps. Reading its progress
+// from the results, not from the number of steps taken, it acts sensibly
+// in an agent's state too: after a wrong calculation it computes the step
+// that is still missing instead of moving on or answering a number the
+// context does not show. On its own episodes it computes the steps in
+// order, one per action.
 func (e *Env) ExpertAction() (string, error) {
 	if e.done {
 		return "", errors.New("math: expert action after the episode ended")
@@ -223,8 +234,29 @@ func (e *Env) ExpertAction() (string, error) {
 	if !e.withCalc {
 		return e.problem.solution(), nil
 	}
-	if e.steps < len(e.problem.steps) && CalcMaxSteps-e.steps > 1 {
-		return "calc[" + e.problem.steps[e.steps].expr + "]", nil
+	if next := e.missingStep(); next >= 0 && CalcMaxSteps-e.steps > 1 {
+		return "calc[" + e.problem.steps[next].expr + "]", nil
 	}
 	return "answer[" + strconv.FormatInt(e.problem.answer, 10) + "]", nil
+}
+
+// missingStep is the index of the first solution step whose result the
+// episode's calculations have not given, matching each result to one step
+// at most (a solution may compute a value twice), or -1 if none is.
+func (e *Env) missingStep() int {
+	used := make([]bool, len(e.computed))
+	for i, st := range e.problem.steps {
+		want := new(big.Rat).SetInt64(st.value)
+		found := false
+		for k, v := range e.computed {
+			if !used[k] && v.Cmp(want) == 0 {
+				used[k], found = true, true
+				break
+			}
+		}
+		if !found {
+			return i
+		}
+	}
+	return -1
 }

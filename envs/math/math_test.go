@@ -114,6 +114,76 @@ func TestCalcExpertCalculatesEachStep(t *testing.T) {
 	}
 }
 
+// TestCalcExpertPlaysTheSolutionInOrder: on its own episodes the expert
+// computes the solution's steps in order, one per action, then answers.
+func TestCalcExpertPlaysTheSolutionInOrder(t *testing.T) {
+	e := newEnv(t, true)
+	for seed := range int64(200) {
+		if _, err := e.Reset(envs.Train, seed); err != nil {
+			t.Fatal(err)
+		}
+		for k := 0; ; k++ {
+			action, err := e.ExpertAction()
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := "answer[" + strconv.FormatInt(e.problem.answer, 10) + "]"
+			if k < len(e.problem.steps) {
+				want = "calc[" + e.problem.steps[k].expr + "]"
+			}
+			if action != want {
+				t.Fatalf("seed %d, action %d: %q, want %q", seed, k+1, action, want)
+			}
+			res, err := e.Step(action)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if res.Done {
+				break
+			}
+		}
+	}
+}
+
+// TestCalcExpertInAnAgentsState: the expert reads its progress from the
+// results the episode's calculations gave, so in a state an agent
+// reached it computes the step still missing: after a wrong calculation
+// the same step again, after a right one written otherwise the next.
+func TestCalcExpertInAnAgentsState(t *testing.T) {
+	e := newEnv(t, true)
+	seed := int64(0)
+	for ; ; seed++ { // a problem of three steps or more
+		if _, err := e.Reset(envs.Test, seed); err != nil {
+			t.Fatal(err)
+		}
+		if len(e.problem.steps) >= 3 {
+			break
+		}
+	}
+	steps := e.problem.steps
+	expect := func(when, want string) {
+		t.Helper()
+		if got, err := e.ExpertAction(); err != nil || got != want {
+			t.Errorf("%s: expert %q (%v), want %q", when, got, err, want)
+		}
+	}
+	wrong := strconv.FormatInt(steps[0].value+1, 10)
+	if _, err := e.Step("calc[" + wrong + "]"); err != nil {
+		t.Fatal(err)
+	}
+	expect("after a wrong calculation", "calc["+steps[0].expr+"]")
+	if _, err := e.Step("calc[(" + steps[0].expr + ") * 1]"); err != nil {
+		t.Fatal(err)
+	}
+	expect("after the first step written otherwise", "calc["+steps[1].expr+"]")
+	for range CalcMaxSteps - 3 {
+		if _, err := e.Step("calc[" + wrong + "]"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	expect("with one action left", "answer["+strconv.FormatInt(e.problem.answer, 10)+"]")
+}
+
 func TestDeterministicEpisodes(t *testing.T) {
 	for _, withCalc := range []bool{false, true} {
 		a, b := newEnv(t, withCalc), newEnv(t, withCalc)
