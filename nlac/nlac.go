@@ -123,6 +123,11 @@ func run(ctx context.Context, r *rl.Run) error {
 		}
 		var counts Counts
 		counts.Transitions = len(recs)
+		if it == 1 && c.Warmup.Tasks > 0 && c.Method == "nlac" && c.OutcomeFirst {
+			if err := l.warmupForesight(ctx, recs, m); err != nil {
+				return fmt.Errorf("iteration %d: the warmed-up successor model: %w", it, err)
+			}
+		}
 
 		// 3. Critic: the language Bellman backup, NLL of the targets.
 		if c.Method == "nlac" || c.Method == "nlql" {

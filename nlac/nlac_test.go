@@ -188,6 +188,9 @@ func TestNLACRun(t *testing.T) {
 	if ms[0].Metrics["warmup_sequences"] == 0 || ms[0].Losses["warmup"] == 0 {
 		t.Error("no warm-up in the first iteration")
 	}
+	if p := ms[0].Metrics["warmup_successor_p_success"]; p <= 0 || p >= 1 {
+		t.Errorf("the warmed-up successor model's mean p(success) %v, want in (0, 1)", p)
+	}
 	// The byte model, sampling at temperature 1, writes actions no
 	// warm-up episode took.
 	if ms[0].Metrics["warmup_branch_actions"] == 0 {

@@ -100,6 +100,41 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	return nil
 }
 
+// warmupForesight scores the warmed-up successor model on the first
+// batch, before any backup: its mean p(success) for the actions taken and
+// its AUC between those of successful and failed episodes, as
+// warmup_successor_p_success and warmup_successor_auc_by_outcome. The
+// iterations' own measurements come after the critic's updates, and
+// cannot tell whether the warm-up taught the successor model to rank
+// actions and the backup undid it, or it never did.
+func (l *loop) warmupForesight(ctx context.Context, recs []Record, m *rl.Metrics) error {
+	open := make([]int, len(recs))
+	current := make([]string, len(recs))
+	for i := range recs {
+		open[i], current[i] = i, recs[i].Action
+	}
+	p, err := l.roles.foresee(ctx, recs, open, current)
+	if err != nil {
+		return err
+	}
+	var f Foresight
+	for i, ps := range p {
+		f.add(ps, recs[i].T.Episode.Trajectory.Success)
+	}
+	mean, ok := f.mean()
+	if !ok {
+		return nil
+	}
+	m.Metrics["warmup_successor_p_success"] = mean
+	note := ""
+	if a, ok := f.auc(); ok {
+		m.Metrics["warmup_successor_auc_by_outcome"] = a
+		note = fmt.Sprintf(", AUC by outcome %.2f", a)
+	}
+	l.r.Logf("warm-up: before any backup, the successor model's p(success) for the batch's actions %.2f on average%s", mean, note)
+	return nil
+}
+
 // warmupCollection is what the warm-up's episodes were, kept with the
 // role examples they gave.
 type warmupCollection struct {
