@@ -124,6 +124,30 @@ func (f Foresight) mean() (float64, bool) {
 	return sum / float64(n), true
 }
 
+// addTo records the mean and the AUC, where there are any, in m as
+// <prefix>p_success and <prefix>auc_by_outcome.
+func (f Foresight) addTo(m *rl.Metrics, prefix string) {
+	if mean, ok := f.mean(); ok {
+		m.Metrics[prefix+"p_success"] = mean
+	}
+	if a, ok := f.auc(); ok {
+		m.Metrics[prefix+"auc_by_outcome"] = a
+	}
+}
+
+// note says the mean and the AUC in words ("" with no probability).
+func (f Foresight) note() string {
+	mean, ok := f.mean()
+	if !ok {
+		return ""
+	}
+	note := fmt.Sprintf("the successor model's p(success) %.2f on average", mean)
+	if a, ok := f.auc(); ok {
+		note += fmt.Sprintf(", AUC %.2f", a)
+	}
+	return note
+}
+
 // JudgedSplit counts parsed judgements of actions with and without some
 // property, and how many of each were optimal; and keeps the evaluator's
 // probabilities of "optimal" for each kind, parsed or not.

@@ -37,11 +37,8 @@ func (c Counts) outcomeNote() string {
 	if e.With+e.Without > 0 {
 		note += fmt.Sprintf("; %d/%d of the actions the expert takes there, %d/%d of others%s", e.OptimalWith, e.With, e.OptimalWithout, e.Without, aucNote(e))
 	}
-	if mean, ok := c.Foresight.mean(); ok {
-		note += fmt.Sprintf("; the successor model's p(success) %.2f on average", mean)
-		if a, ok := c.Foresight.auc(); ok {
-			note += fmt.Sprintf(", AUC %.2f", a)
-		}
+	if f := c.Foresight.note(); f != "" {
+		note += "; " + f
 	}
 	return note + ")"
 }

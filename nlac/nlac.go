@@ -412,12 +412,7 @@ func (c Counts) addTo(m *rl.Metrics) {
 			m.Metrics[key[2]] = a
 		}
 	}
-	if mean, ok := c.Foresight.mean(); ok {
-		m.Metrics["successor_p_success"] = mean
-	}
-	if a, ok := c.Foresight.auc(); ok {
-		m.Metrics["successor_auc_by_outcome"] = a
-	}
+	c.Foresight.addTo(m, "successor_")
 	m.Metrics["unparsed_judgements"] = float64(c.Unparsed)
 	m.Metrics["asked_judgements"] = float64(c.Asked)
 	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)

@@ -121,17 +121,11 @@ func (l *loop) warmupForesight(ctx context.Context, recs []Record, m *rl.Metrics
 	for i, ps := range p {
 		f.add(ps, recs[i].T.Episode.Trajectory.Success)
 	}
-	mean, ok := f.mean()
-	if !ok {
+	if len(p) == 0 {
 		return nil
 	}
-	m.Metrics["warmup_successor_p_success"] = mean
-	note := ""
-	if a, ok := f.auc(); ok {
-		m.Metrics["warmup_successor_auc_by_outcome"] = a
-		note = fmt.Sprintf(", AUC by outcome %.2f", a)
-	}
-	l.r.Logf("warm-up: before any backup, the successor model's p(success) for the batch's actions %.2f on average%s", mean, note)
+	f.addTo(m, "warmup_successor_")
+	l.r.Logf("warm-up: before any backup, on the first batch's actions, %s", f.note())
 	return nil
 }
 
