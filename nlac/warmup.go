@@ -190,26 +190,28 @@ func (m *roleModel) branch(ctx context.Context, ts []Transition, seed uint64) (b
 // out.
 func (m *roleModel) expertBranch(ctx context.Context, ts []Transition) (branches, error) {
 	starts, taken := statesOf(ts)
-	trajs := make([]rollout.Trajectory, len(starts))
-	for i, st := range starts {
-		// One state at a time: an expert that fails in a state the actor
-		// reached stops only that episode.
-		tr, err := rollout.Run(ctx, rollout.Config{
-			NewEnv: m.newEnv, Episodes: 1, Starts: []rollout.Start{st}, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout,
-		}, rollout.Expert())
-		if ctxErr := ctx.Err(); ctxErr != nil {
-			return branches{}, ctxErr
-		}
-		switch {
-		case err != nil:
-			trajs[i].Error = err.Error()
-		case len(tr) == 1:
-			trajs[i] = tr[0]
-		default:
-			trajs[i].Error = fmt.Sprintf("%d episodes for one state", len(tr))
-		}
+	if len(starts) == 0 {
+		return branches{}, nil
+	}
+	trajs, err := rollout.Run(ctx, rollout.Config{
+		NewEnv: m.newEnv, Episodes: len(starts), Starts: starts, MaxSteps: m.maxSteps, StepTimeout: m.stepTimeout,
+	}, rollout.Expert())
+	if err != nil {
+		return branches{}, fmt.Errorf("warm-up expert branches: %w", err)
 	}
 	return m.keepNew(starts, 1, trajs, taken), nil
+}
+
+// withoutFailures drops the episodes that failed (Trajectory.Error): their
+// steps lead to no outcome to describe.
+func withoutFailures(trajs []rollout.Trajectory) []rollout.Trajectory {
+	var out []rollout.Trajectory
+	for _, t := range trajs {
+		if t.Error == "" {
+			out = append(out, t)
+		}
+	}
+	return out
 }
 
 // statesOf gives the distinct states of ts in order of first appearance,
@@ -310,6 +312,11 @@ func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []trai
 	expert, err := r.ExpertEpisodes(ctx, seed0, w.Tasks)
 	if err != nil {
 		return c, nil, err
+	}
+	played := len(agent) + len(expert)
+	agent, expert = withoutFailures(agent), withoutFailures(expert)
+	if failed := played - len(agent) - len(expert); failed > 0 {
+		r.Logf("warm-up: %d of its %d episodes failed and are left out", failed, played)
 	}
 	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
 	if w.ExpertBranches {

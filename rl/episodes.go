@@ -136,11 +136,16 @@ func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, erro
 	}
 	var seqs []train.Sequence
 	var failed, tooLong int
+	var errs []string
 	for _, t := range trajs {
 		if !r.State.DemosCounted {
 			r.State.EnvSteps += int64(len(t.Steps))
 		}
-		if t.Error != "" || !t.Success {
+		if t.Error != "" {
+			errs = append(errs, fmt.Sprintf("seed %d: %s", t.Seed, t.Error))
+			continue
+		}
+		if !t.Success {
 			failed++
 			continue
 		}
@@ -157,10 +162,13 @@ func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, erro
 	r.State.DemosCounted = true
 	left := fmt.Sprintf("%d did not succeed within rollout.max_steps %d (0: the environment's limit), %d outgrew rollout.context %d tokens",
 		failed, r.Config.Rollout.MaxSteps, tooLong, r.Config.Rollout.Context)
+	if len(errs) > 0 {
+		left += fmt.Sprintf(", %d failed (the first, %s)", len(errs), errs[0])
+	}
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("none of %d expert episodes can be a demonstration: %s", len(trajs), left)
 	}
-	if failed+tooLong > 0 {
+	if failed+tooLong+len(errs) > 0 {
 		r.logf("demonstrations: %d of %d expert episodes kept; %s", len(seqs), len(trajs), left)
 	}
 	return seqs, nil

@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"maps"
 	"math"
@@ -139,6 +140,41 @@ func killChild(t *testing.T, test, work string, ready func() bool) {
 type vowels struct{ letters }
 
 func (*vowels) ExpertAction() (string, error) { return "Action: aeiou", nil }
+
+// halfLost is the vowels task whose expert has no action on odd seeds.
+type halfLost struct {
+	vowels
+	seed int64
+}
+
+func (h *halfLost) Reset(split envs.Split, seed int64) (string, error) {
+	h.seed = seed
+	return h.vowels.Reset(split, seed)
+}
+
+func (h *halfLost) ExpertAction() (string, error) {
+	if h.seed%2 == 1 {
+		return "", errors.New("lost on odd seeds")
+	}
+	return h.vowels.ExpertAction()
+}
+
+// TestDemonstrationsLeaveFailedExpertsOut: an expert episode that fails
+// is not a demonstration; the run trains on the others and says how many
+// failed and why.
+func TestDemonstrationsLeaveFailedExpertsOut(t *testing.T) {
+	cfg := lettersConfig("sft", 1)
+	cfg.SFT.Demos = 4
+	var log strings.Builder
+	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &halfLost{} }, Progress: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := "demonstrations: 2 of 4 expert episodes kept; 0 did not succeed"
+	if !strings.Contains(log.String(), want) || !strings.Contains(log.String(), "2 failed (the first, seed 1: step 1: expert: lost on odd seeds)") {
+		t.Fatalf("the log does not say that 2 of 4 expert episodes failed, and why:\n%s", log.String())
+	}
+}
 
 // fineTuneConfig is an SFT run of one iteration whose fine-tuning takes
 // many small steps, each checkpointed.

@@ -58,6 +58,12 @@ type Response struct {
 	// limit would (a first turn that cannot fit fails its episode), and the
 	// other requests of the batch go on.
 	ContextFull error
+	// Failed, when set, says why the policy has no action for this request
+	// alone, such as an expert lost in a state an agent led it to. The
+	// runner fails this episode with it, as it does on an environment's
+	// error, and the other requests of the batch go on. An error that
+	// concerns every request (a crashed model) is Act's error instead.
+	Failed error
 }
 
 // Policy chooses actions. Act receives every environment that is waiting
@@ -84,7 +90,9 @@ type ActionExamples interface {
 }
 
 // Expert acts with each environment's own expert (envs.Expert). Its
-// trajectories are demonstrations.
+// trajectories are demonstrations. An expert that has no action in one
+// state fails that episode only (Response.Failed); an environment without
+// an expert stops the run.
 func Expert() Policy {
 	return PolicyFunc(func(_ context.Context, batch []Request) ([]Response, error) {
 		out := make([]Response, len(batch))
@@ -95,7 +103,8 @@ func Expert() Policy {
 			}
 			action, err := expert.ExpertAction()
 			if err != nil {
-				return nil, fmt.Errorf("expert policy: %s: %w", req.Env, err)
+				out[i].Failed = fmt.Errorf("expert: %w", err)
+				continue
 			}
 			out[i].Text = action
 		}

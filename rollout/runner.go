@@ -130,8 +130,9 @@ func (c *Config) start(ep int) Start {
 
 // Run runs cfg.Episodes episodes with policy and returns their trajectories
 // in episode order (by seed and sample, unless Starts are given). An
-// environment failure is recorded in its episode's Error and the run goes
-// on; a policy failure or the end of ctx stops the run, and Run returns
+// environment failure, or a policy's failure on one request
+// (Response.Failed), is recorded in its episode's Error and the run goes
+// on; any other policy failure or the end of ctx stops the run, and Run returns
 // the episodes completed so far with the error.
 func Run(ctx context.Context, cfg Config, policy Policy) ([]Trajectory, error) {
 	byEpisode := make([]*Trajectory, max(cfg.Episodes, 0))
@@ -430,6 +431,12 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 				}
 				t.ContextFull = fmt.Sprintf("step %d: %v", len(t.Steps)+1, resp.ContextFull)
 				break
+			}
+			if resp.Failed != nil {
+				// The instance is sound; only this episode has no way on.
+				t.NumSteps = len(t.Steps)
+				t.Error = fmt.Sprintf("step %d: %v", len(t.Steps)+1, resp.Failed)
+				return t, nil
 			}
 		}
 		var res envs.StepResult

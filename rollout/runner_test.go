@@ -332,6 +332,71 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 	}
 }
 
+// lostExpert is the guessing game whose expert has no action at the
+// second step of one seed's game.
+type lostExpert struct {
+	*rollouttest.Guess
+	lostSeed int64
+	seed     int64
+	steps    int
+}
+
+func (l *lostExpert) Reset(split envs.Split, seed int64) (string, error) {
+	l.seed, l.steps = seed, 0
+	return l.Guess.Reset(split, seed)
+}
+
+func (l *lostExpert) Step(action string) (envs.StepResult, error) {
+	l.steps++
+	return l.Guess.Step(action)
+}
+
+func (l *lostExpert) ExpertAction() (string, error) {
+	if l.seed == l.lostSeed && l.steps == 1 {
+		return "", errors.New("no solution step left")
+	}
+	return l.Guess.ExpertAction()
+}
+
+// TestExpertFailureFailsOnlyItsEpisode: an expert with no action in one
+// state fails that episode, keeping its earlier steps, and the instance
+// plays on: neither the run nor the other episodes stop.
+func TestExpertFailureFailsOnlyItsEpisode(t *testing.T) {
+	lostSeed := multiStepSeed(t, 0)
+	var made atomic.Int32
+	cfg := rollout.Config{
+		NewEnv: func() envs.Env {
+			made.Add(1)
+			return &lostExpert{Guess: rollouttest.New(), lostSeed: lostSeed}
+		},
+		Parallel: 2,
+		Episodes: 8,
+		Split:    envs.Train,
+	}
+	trajs, err := rollout.Run(context.Background(), cfg, rollout.Expert())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(trajs) != cfg.Episodes {
+		t.Fatalf("%d episodes, want %d", len(trajs), cfg.Episodes)
+	}
+	for _, tr := range trajs {
+		if tr.Seed == lostSeed {
+			if tr.Error != "step 2: expert: no solution step left" || tr.NumSteps != 1 || len(tr.Steps) != 1 {
+				t.Fatalf("seed %d: error %q after %d steps", tr.Seed, tr.Error, tr.NumSteps)
+			}
+		} else if tr.Error != "" || !tr.Success {
+			t.Fatalf("seed %d: %+v", tr.Seed, tr)
+		}
+		if err := tr.Validate(); err != nil {
+			t.Fatalf("seed %d: %v", tr.Seed, err)
+		}
+	}
+	if got := made.Load(); got != int32(cfg.Parallel) {
+		t.Fatalf("made %d instances, want %d: the expert's failure is not the instance's", got, cfg.Parallel)
+	}
+}
+
 func TestCancellationStopsTheRun(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()

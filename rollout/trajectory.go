@@ -67,7 +67,8 @@ type Trajectory struct {
 	// conversation no longer fitted the policy's context, and says why.
 	ContextFull string `json:"context_full,omitempty"`
 	// Error is set when the environment failed (e.g. a remote server went
-	// down); the steps before the failure are kept.
+	// down) or the policy had no action for this episode's state
+	// (Response.Failed); the steps before the failure are kept.
 	Error string `json:"error,omitempty"`
 }
 
