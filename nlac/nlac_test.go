@@ -271,6 +271,24 @@ func (w *stopAfter) Write(p []byte) (int, error) {
 // episodes; the run resumed from the second does not warm up again,
 // starts from the warmed-up critic and reports the warm-up in iteration
 // 1's metrics.
+// unreachable is the vowel task on a server that is down.
+type unreachable struct{ vowels }
+
+func (*unreachable) Reset(envs.Split, int64) (string, error) {
+	return "", errors.New("connection refused")
+}
+
+// TestWarmupWhoseEveryEpisodeFailsSaysWhy: a warm-up with no episode to
+// learn the roles from stops the run with the cause.
+func TestWarmupWhoseEveryEpisodeFailsSaysWhy(t *testing.T) {
+	cfg := sayConfig(t, "nlac", 1)
+	cfg.WarmStart.Demos = 0
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &unreachable{} }})
+	if err == nil || !strings.Contains(err.Error(), "warm-up: every one of its 8 episodes failed; the first: reset: connection refused") {
+		t.Fatalf("want an error saying every warm-up episode failed and why, got %v", err)
+	}
+}
+
 func TestNLACResumesAfterWarmup(t *testing.T) {
 	dir := t.TempDir()
 	model := byteModel(t)

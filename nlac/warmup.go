@@ -117,12 +117,12 @@ func (l *loop) warmupForesight(ctx context.Context, recs []Record, m *rl.Metrics
 	if err != nil {
 		return err
 	}
+	if len(p) == 0 {
+		return nil
+	}
 	var f Foresight
 	for i, ps := range p {
 		f.add(ps, recs[i].T.Episode.Trajectory.Success)
-	}
-	if len(p) == 0 {
-		return nil
 	}
 	f.addTo(m, "warmup_successor_")
 	l.r.Logf("warm-up: before any backup, on the first batch's actions, %s", f.note())
@@ -313,10 +313,12 @@ func (l *loop) warmupData(ctx context.Context, it int) (warmupCollection, []trai
 	if err != nil {
 		return c, nil, err
 	}
-	played := len(agent) + len(expert)
+	played := append(agent, expert...)
 	agent, expert = withoutFailures(agent), withoutFailures(expert)
-	if failed := played - len(agent) - len(expert); failed > 0 {
-		r.Logf("warm-up: %d of its %d episodes failed and are left out", failed, played)
+	if failed := len(played) - len(agent) - len(expert); failed == len(played) {
+		return c, nil, fmt.Errorf("warm-up: every one of its %d episodes failed; the first: %s", len(played), played[0].Error)
+	} else if failed > 0 {
+		r.Logf("warm-up: %d of its %d episodes failed and are left out", failed, len(played))
 	}
 	ts := transitionsOf(episodesOf(0, append(agent, expert...)))
 	if w.ExpertBranches {

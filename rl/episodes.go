@@ -135,14 +135,17 @@ func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, erro
 		return nil, fmt.Errorf("expert demonstrations: %w", err)
 	}
 	var seqs []train.Sequence
-	var failed, tooLong int
-	var errs []string
+	var failed, tooLong, errored int
+	var firstError string
 	for _, t := range trajs {
 		if !r.State.DemosCounted {
 			r.State.EnvSteps += int64(len(t.Steps))
 		}
 		if t.Error != "" {
-			errs = append(errs, fmt.Sprintf("seed %d: %s", t.Seed, t.Error))
+			if errored == 0 {
+				firstError = fmt.Sprintf("seed %d: %s", t.Seed, t.Error)
+			}
+			errored++
 			continue
 		}
 		if !t.Success {
@@ -162,13 +165,13 @@ func (r *Run) Demonstrations(ctx context.Context, n int) ([]train.Sequence, erro
 	r.State.DemosCounted = true
 	left := fmt.Sprintf("%d did not succeed within rollout.max_steps %d (0: the environment's limit), %d outgrew rollout.context %d tokens",
 		failed, r.Config.Rollout.MaxSteps, tooLong, r.Config.Rollout.Context)
-	if len(errs) > 0 {
-		left += fmt.Sprintf(", %d failed (the first, %s)", len(errs), errs[0])
+	if errored > 0 {
+		left += fmt.Sprintf(", %d failed (the first, %s)", errored, firstError)
 	}
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("none of %d expert episodes can be a demonstration: %s", len(trajs), left)
 	}
-	if failed+tooLong+len(errs) > 0 {
+	if failed+tooLong+errored > 0 {
 		r.logf("demonstrations: %d of %d expert episodes kept; %s", len(seqs), len(trajs), left)
 	}
 	return seqs, nil
