@@ -1,7 +1,9 @@
 // Package rl holds the reinforcement-learning machinery the algorithms
-// share: advantage estimators over the turns of agent episodes, today; the
-// rollouts, objectives and runs of the baselines and of NLAC and StepAgent
-// build on it.
+// share and the baselines built on it: run directories (metrics,
+// checkpoints, resume), the collector (a policy snapshot in, trajectories
+// out), trajectories as training sequences, advantage estimators over the
+// turns of agent episodes, the SFT, GRPO, PPO and ETO loops, configuration,
+// evaluation and sweeps. NLAC and StepAgent register themselves with it.
 package rl
 
 import (
