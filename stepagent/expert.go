@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"strings"
 
 	"github.com/agentrl/agentrl/chat"
 	"github.com/agentrl/agentrl/rl"
@@ -48,14 +49,14 @@ func ReadExperts(path string) ([]Trajectory, error) {
 // expertLine is one line of an expert file in either format.
 type expertLine struct {
 	Conversations []struct {
-		From  string `json:"from"`
-		Value string `json:"value"`
-		Loss  *bool  `json:"loss"`
+		From  string  `json:"from"`
+		Value *string `json:"value"`
+		Loss  *bool   `json:"loss"`
 	} `json:"conversations"`
 	Messages []struct {
-		Role    string `json:"role"`
-		Content string `json:"content"`
-		Loss    *bool  `json:"loss"`
+		Role    string  `json:"role"`
+		Content *string `json:"content"`
+		Loss    *bool   `json:"loss"`
 	} `json:"messages"`
 }
 
@@ -95,11 +96,20 @@ func parseExpertLine(data []byte) (Trajectory, error) {
 		return Trajectory{}, err
 	}
 	var t Trajectory
-	add := func(role, content string, loss *bool) {
+	// add appends one turn; a missing text is an error rather than an
+	// empty turn, which as a step would teach the agent to say nothing.
+	add := func(turn, role string, content *string, field string, loss *bool) error {
+		if content == nil {
+			return fmt.Errorf("%s: no %q (or it is null)", turn, field)
+		}
 		if role == chat.Assistant && (loss == nil || *loss) {
+			if strings.TrimSpace(*content) == "" {
+				return fmt.Errorf("%s: an empty action", turn)
+			}
 			t.Steps = append(t.Steps, len(t.Messages))
 		}
-		t.Messages = append(t.Messages, chat.Message{Role: role, Content: content})
+		t.Messages = append(t.Messages, chat.Message{Role: role, Content: *content})
+		return nil
 	}
 	switch {
 	case len(l.Conversations) > 0 && len(l.Messages) > 0:
@@ -110,7 +120,9 @@ func parseExpertLine(data []byte) (Trajectory, error) {
 			if !ok {
 				return t, fmt.Errorf("conversation turn %d: unknown speaker %q (want human, gpt or system)", i+1, c.From)
 			}
-			add(role, c.Value, c.Loss)
+			if err := add(fmt.Sprintf("conversation turn %d", i+1), role, c.Value, "value", c.Loss); err != nil {
+				return t, err
+			}
 		}
 	case len(l.Messages) > 0:
 		for i, m := range l.Messages {
@@ -118,7 +130,9 @@ func parseExpertLine(data []byte) (Trajectory, error) {
 			if !ok {
 				return t, fmt.Errorf("message %d: unknown role %q (want user, assistant or system)", i+1, m.Role)
 			}
-			add(role, m.Content, m.Loss)
+			if err := add(fmt.Sprintf("message %d", i+1), role, m.Content, "content", m.Loss); err != nil {
+				return t, err
+			}
 		}
 	default:
 		return t, errors.New(`no "conversations" or "messages"`)
@@ -126,6 +140,12 @@ func parseExpertLine(data []byte) (Trajectory, error) {
 	for i, m := range t.Messages {
 		if m.Role == chat.System && i > 0 {
 			return t, fmt.Errorf("message %d: a system message after the first", i+1)
+		}
+		// An agent's conversation alternates: a prefix ending with an
+		// assistant turn, or two observations rendered as two user turns,
+		// is a state inference never produces.
+		if i > 0 && m.Role == t.Messages[i-1].Role {
+			return t, fmt.Errorf("message %d: two %s turns in a row (want the user's and the assistant's turns by turns)", i+1, m.Role)
 		}
 	}
 	if len(t.Steps) == 0 {

@@ -41,8 +41,9 @@ type Prefix struct {
 
 // Prefixes renders every step of the trajectories as the agent would see
 // it: the conversation before the step, with the assistant's turn opened.
-// Steps whose prefix leaves fewer than maxTokens tokens of the context are
-// skipped and counted.
+// Steps whose prefix leaves no room in the context for an action of
+// maxTokens tokens (or the expert's, if longer) and one token after it,
+// where the discriminator reads its judgement, are skipped and counted.
 func Prefixes(m *llm.Model, trajs []Trajectory, context, maxTokens int) ([]Prefix, int, error) {
 	var out []Prefix
 	skipped := 0
@@ -52,7 +53,7 @@ func Prefixes(m *llm.Model, trajs []Trajectory, context, maxTokens int) ([]Prefi
 			if err != nil {
 				return nil, 0, fmt.Errorf("%s step %d: %w", t.Source, si+1, err)
 			}
-			if len(prompt)+max(maxTokens, len(turn)) > context {
+			if len(prompt)+max(maxTokens, len(turn))+1 > context {
 				skipped++
 				continue
 			}

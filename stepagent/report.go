@@ -50,6 +50,11 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 	if trajs[0].Error != "" {
 		return in, fmt.Errorf("the expert's episode failed: %s", trajs[0].Error)
 	}
+	if !trajs[0].Success {
+		// Training inspects only the expert's successes: an expert that
+		// fails is no yardstick.
+		return in, fmt.Errorf("the expert does not succeed on %s seed %d (score %g in %d steps): nothing to compare the agent with; choose another seed", split, seed, trajs[0].Score, trajs[0].NumSteps)
+	}
 	d := rollout.NewDemonstration(&trajs[0])
 	t := Trajectory{Source: fmt.Sprintf("expert, %s seed %d", split, seed), Messages: d.Messages}
 	for k, msg := range d.Messages {

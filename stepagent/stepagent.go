@@ -69,7 +69,11 @@ func run(ctx context.Context, r *rl.Run) error {
 		if file == nil {
 			return r.Demonstrations(ctx, r.Config.WarmStart.Demos)
 		}
-		return fileSequences(r, pool, r.Config.WarmStart.Demos)
+		seqs, outgrew, err := fileSequences(r.Model(), pool, r.Config.WarmStart.Demos, r.Config.Rollout.Context)
+		if outgrew > 0 {
+			r.Logf("warm start: %d of %d expert conversations kept; %d outgrew rollout.context %d tokens", len(seqs), len(seqs)+outgrew, outgrew, r.Config.Rollout.Context)
+		}
+		return seqs, err
 	})
 	if err != nil {
 		return err
@@ -259,13 +263,17 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	if err != nil {
 		return err
 	}
-	accuracy := discriminatorAccuracy(odds, labels)
-	m.Metrics["disc_accuracy"] = accuracy
-	if accuracy >= c.MaxAccuracy {
+	accuracy, balanced := discriminatorAccuracy(odds, labels)
+	m.Metrics["disc_accuracy"], m.Metrics["disc_balanced_accuracy"] = accuracy, balanced
+	// The gate reads the balanced accuracy: a state has one expert action
+	// and up to K agent ones, so a discriminator that says "agent" to
+	// everything, as an untrained one may, would pass a plain-accuracy
+	// gate at large K and never train.
+	if balanced >= c.MaxAccuracy {
 		// A discriminator that separates everything gives the policy
 		// saturated rewards; it waits for the policy to catch up.
 		m.Metrics["disc_paused"] = 1
-		r.Logf("cycle %d: discriminator accuracy %.3f >= %.2f: its update pauses this cycle", cycle, accuracy, c.MaxAccuracy)
+		r.Logf("cycle %d: discriminator balanced accuracy %.3f >= %.2f: its update pauses this cycle", cycle, balanced, c.MaxAccuracy)
 	} else {
 		var dl float64
 		mbs := r.GroupMinibatches(cycle, 0, pairsByStep, c.Minibatches)
@@ -404,15 +412,35 @@ func judgementOdds(seqs []train.Sequence, logp [][]float32, pairs []train.Pair) 
 func stepReward(z float64) float64 { return math.Max(-20, math.Min(20, z)) }
 
 // discriminatorAccuracy is the share of judgements on their label's side
-// of D = 1/2 (log-odds 0).
-func discriminatorAccuracy(odds, labels []float64) float64 {
-	right := 0
+// of D = 1/2 (log-odds 0), and the balanced accuracy: the mean of that
+// share over the expert's and over the agent's actions (the share of the
+// one class where the other has none).
+func discriminatorAccuracy(odds, labels []float64) (accuracy, balanced float64) {
+	var right, total [2]int
 	for i, z := range odds {
-		if (z > 0) == (labels[i] > 0.5) {
-			right++
+		class := 0
+		if labels[i] > 0.5 {
+			class = 1
+		}
+		total[class]++
+		if (z > 0) == (class == 1) {
+			right[class]++
 		}
 	}
-	return float64(right) / float64(len(labels))
+	var shares []float64
+	for k := range total {
+		if total[k] > 0 {
+			shares = append(shares, float64(right[k])/float64(total[k]))
+		}
+	}
+	if len(shares) == 0 {
+		return 0, 0
+	}
+	accuracy = float64(right[0]+right[1]) / float64(total[0]+total[1])
+	for _, s := range shares {
+		balanced += s / float64(len(shares))
+	}
+	return accuracy, balanced
 }
 
 // meanTokenLogProb is the mean log-probability of the weighted tokens.
@@ -514,23 +542,26 @@ func cycleExperts(ctx context.Context, r *rl.Run, file []Trajectory, cycle int) 
 }
 
 // fileSequences turns up to n of a file's conversations (n 0: all) into
-// warm-start sequences.
-func fileSequences(r *rl.Run, file []Trajectory, n int) ([]train.Sequence, error) {
+// warm-start sequences, the loss on their steps only (a turn marked
+// "loss": false is context), leaving out and counting those longer than
+// the context.
+func fileSequences(m train.Tokenizer, file []Trajectory, n, context int) (seqs []train.Sequence, outgrew int, err error) {
 	if n <= 0 || n > len(file) {
 		n = len(file)
 	}
-	var out []train.Sequence
 	for _, t := range file[:n] {
-		s, err := train.ChatSequence(r.Model(), t.Messages)
+		s, err := train.ChatSequenceOf(m, t.Messages, t.Steps)
 		if err != nil {
-			return nil, fmt.Errorf("%s: %w", t.Source, err)
+			return nil, 0, fmt.Errorf("%s: %w", t.Source, err)
 		}
-		if len(s.Tokens) <= r.Config.Rollout.Context {
-			out = append(out, s)
+		if len(s.Tokens) > context {
+			outgrew++
+			continue
 		}
+		seqs = append(seqs, s)
 	}
-	if len(out) == 0 {
-		return nil, fmt.Errorf("no expert conversation fits the context of %d tokens", r.Config.Rollout.Context)
+	if len(seqs) == 0 {
+		return nil, outgrew, fmt.Errorf("no expert conversation fits the context of %d tokens", context)
 	}
-	return out, nil
+	return seqs, outgrew, nil
 }

@@ -48,12 +48,49 @@ func TestReadExperts(t *testing.T) {
 		{`{"messages": [{"role": "assistant", "content": "x"}]}`, "begins with an assistant turn"},
 		{`{"text": "x"}`, `no "conversations" or "messages"`},
 		{`{"messages": [`, "unexpected end"},
+		{`{"conversations": [{"from": "human", "value": "x"}, {"from": "gpt", "content": "Action: go"}]}`, `conversation turn 2: no "value"`},
+		{`{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": null}]}`, `message 2: no "content"`},
+		{`{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "  "}]}`, "message 2: an empty action"},
+		{`{"messages": [{"role": "user", "content": "x"}, {"role": "assistant", "content": "a"}, {"role": "assistant", "content": "b"}]}`, "message 3: two assistant turns in a row"},
+		{`{"messages": [{"role": "system", "content": "s"}, {"role": "user", "content": "x"}, {"role": "user", "content": "y"}, {"role": "assistant", "content": "a"}]}`, "message 3: two user turns in a row"},
 	} {
 		bad := filepath.Join(t.TempDir(), "bad.jsonl")
 		os.WriteFile(bad, []byte(lines[2]+"\n"+c.line+"\n"), 0o644)
 		if _, err := ReadExperts(bad); err == nil || !strings.Contains(err.Error(), bad+":2") || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: got %v, want an error at line 2 containing %q", c.line, err, c.want)
 		}
+	}
+}
+
+// TestWarmStartFromFileLearnsOnlySteps: a turn a file marks "loss":
+// false (AgentInstruct's "OK") is context in the warm start, not a
+// target, and a conversation longer than the context is left out and
+// counted.
+func TestWarmStartFromFileLearnsOnlySteps(t *testing.T) {
+	m, err := llm.Load(byteModel(t), llm.LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	ack, err := parseExpertLine([]byte(`{"conversations": [{"from": "human", "value": "Rules."}, {"from": "gpt", "value": "OK", "loss": false}, {"from": "human", "value": "Say go."}, {"from": "gpt", "value": "Action: go"}]}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	long := ack
+	long.Messages = append(slices.Clone(ack.Messages[:2]), chat.Message{Role: chat.User, Content: strings.Repeat("far ", 200)}, ack.Messages[3])
+	seqs, outgrew, err := fileSequences(m, []Trajectory{ack, long}, 0, 400)
+	if err != nil || len(seqs) != 1 || outgrew != 1 {
+		t.Fatalf("%d sequences, %d outgrew the context, %v; want 1 and 1", len(seqs), outgrew, err)
+	}
+	var learned []int32
+	for i, w := range seqs[0].Weights {
+		if w != 0 {
+			learned = append(learned, seqs[0].Tokens[i])
+		}
+	}
+	text, _ := m.Detokenize(learned, false)
+	if !strings.HasPrefix(text, "Action: go") || strings.Contains(text, "OK") {
+		t.Fatalf("the warm start learns %q: want the step's action alone", text)
 	}
 }
 
@@ -137,6 +174,16 @@ func TestPrefixesAndPairs(t *testing.T) {
 	if _, skipped, _ := Prefixes(m, []Trajectory{traj}, len(prefixes[1].Prompt)+8, 16); skipped != 1 {
 		t.Fatalf("a prefix longer than the context allows was not skipped (%d)", skipped)
 	}
+	// At the edge: the longest judged sequence, the prompt, an action of
+	// max_tokens and the judgement token, fills the context exactly.
+	last := prefixes[1]
+	edge := len(last.Prompt) + max(16, len(last.ExpertTokens)) + 1
+	if _, skipped, _ := Prefixes(m, []Trajectory{traj}, edge, 16); skipped != 0 {
+		t.Fatalf("context %d: %d skipped, want none", edge, skipped)
+	}
+	if _, skipped, _ := Prefixes(m, []Trajectory{traj}, edge-1, 16); skipped != 1 {
+		t.Fatalf("context %d: %d skipped, want the last step, whose judgement would not fit", edge-1, skipped)
+	}
 }
 
 // TestStepDPOLoss: the step-level DPO on hand-computed log-probabilities
@@ -189,7 +236,8 @@ func TestDiscriminatorSeparates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		return discriminatorAccuracy(odds, labels)
+		accuracy, _ := discriminatorAccuracy(odds, labels)
+		return accuracy
 	}
 	before := accuracy()
 	for range 20 {
@@ -229,6 +277,25 @@ func sayConfig(reflection string, cycles int) rl.Config {
 	cfg.StepAgent.Trajectories, cfg.StepAgent.Samples, cfg.StepAgent.LR = 4, 4, 5e-3
 	cfg.StepAgent.Minibatches, cfg.StepAgent.Epochs = 4, 2
 	return cfg
+}
+
+// TestDiscriminatorAccuracyIsBalanced: a discriminator that calls every
+// action the agent's is right on the K agent actions of each state and
+// wrong on the one expert action; the pause gate must see chance, not
+// K/(K+1).
+func TestDiscriminatorAccuracyIsBalanced(t *testing.T) {
+	labels := []float64{1, 0, 0, 0, 0, 0, 0, 0, 0, 0}
+	odds := []float64{-1, -1, -1, -1, -1, -1, -1, -1, -1, -1}
+	if accuracy, balanced := discriminatorAccuracy(odds, labels); accuracy != 0.9 || balanced != 0.5 {
+		t.Fatalf("accuracy %g, balanced %g; want 0.9 and 0.5", accuracy, balanced)
+	}
+	odds[0], odds[1] = 2, 3 // the expert's right, one agent action wrong
+	if accuracy, balanced := discriminatorAccuracy(odds, labels); accuracy != 0.9 || math.Abs(balanced-(1+8.0/9)/2) > 1e-12 {
+		t.Fatalf("accuracy %g, balanced %g; want 0.9 and %g", accuracy, balanced, (1+8.0/9)/2)
+	}
+	if accuracy, balanced := discriminatorAccuracy([]float64{1, -1}, []float64{1, 1}); accuracy != 0.5 || balanced != 0.5 {
+		t.Fatalf("one class only: accuracy %g, balanced %g; want 0.5 and 0.5", accuracy, balanced)
+	}
 }
 
 // TestStepAgentRaisesAgreement runs StepAgent with implicit reflection

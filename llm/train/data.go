@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 
 	"github.com/agentrl/agentrl/chat"
@@ -127,8 +128,25 @@ func completionSequence(tok Tokenizer, prompt, completion string) (Sequence, err
 // separately reproduces inference, which tokenises the rendered prompt
 // and then generates the turn's tokens.
 func ChatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
+	return chatSequence(tok, msgs, func(int) bool { return true })
+}
+
+// ChatSequenceOf is ChatSequence with only the assistant messages at the
+// indices targets (into msgs) as targets; the other assistant turns are
+// context, as a dataset's acknowledgements marked not to be learned are.
+func ChatSequenceOf(tok Tokenizer, msgs []chat.Message, targets []int) (Sequence, error) {
+	for _, i := range targets {
+		if i < 0 || i >= len(msgs) || msgs[i].Role != chat.Assistant {
+			return Sequence{}, fmt.Errorf("target %d is not an assistant message of the conversation", i)
+		}
+	}
+	return chatSequence(tok, msgs, func(i int) bool { return slices.Contains(targets, i) })
+}
+
+func chatSequence(tok Tokenizer, msgs []chat.Message, target func(i int) bool) (Sequence, error) {
 	var s Sequence
 	done := ""
+	learned := false
 	for i, m := range msgs {
 		if m.Role == "" {
 			return s, fmt.Errorf("message %d has no role", i)
@@ -145,17 +163,21 @@ func ChatSequence(tok Tokenizer, msgs []chat.Message) (Sequence, error) {
 		if err != nil {
 			return s, err
 		}
-		target, err := tok.Tokenize(full[len(prompt):], false, true)
+		turn, err := tok.Tokenize(full[len(prompt):], false, true)
 		if err != nil {
 			return s, err
 		}
 		s.append(ctx, 0)
-		end := turnEnd(tok, target)
-		s.append(target[:end], 1)
-		s.append(target[end:], 0)
+		end := turnEnd(tok, turn)
+		weight := float32(0)
+		if target(i) {
+			weight, learned = 1, true
+		}
+		s.append(turn[:end], weight)
+		s.append(turn[end:], 0)
 		done = full
 	}
-	if done == "" {
+	if !learned {
 		return s, errors.New("no assistant message to learn from")
 	}
 	return s, nil

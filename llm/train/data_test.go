@@ -1,6 +1,7 @@
 package train
 
 import (
+	"slices"
 	"strings"
 	"testing"
 
@@ -152,5 +153,36 @@ func TestAssistantTurn(t *testing.T) {
 	}
 	if _, _, err := AssistantTurn(m, msgs[:2]); err == nil || !strings.Contains(err.Error(), "does not end with an assistant message") {
 		t.Errorf("a conversation ending with the user: %v", err)
+	}
+}
+
+// TestChatSequenceOfLearnsOnlyItsTargets checks that an assistant turn
+// left out of the targets (a dataset's "OK" marked not to be learned) is
+// context: the same tokens as ChatSequence, no weight on them.
+func TestChatSequenceOfLearnsOnlyItsTargets(t *testing.T) {
+	m := loadTokenizer(t)
+	msgs := []chat.Message{{Role: "user", Content: "Rules: be brief."}, {Role: "assistant", Content: "OK"},
+		{Role: "user", Content: "Where is the mug?"}, {Role: "assistant", Content: "On the table."}}
+	all, err := ChatSequence(m, msgs)
+	if err != nil {
+		t.Fatal(err)
+	}
+	some, err := ChatSequenceOf(m, msgs, []int{3})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(all.Tokens, some.Tokens) {
+		t.Fatal("the tokens differ from the whole conversation's")
+	}
+	if got := targets(t, m, all); len(got) != 2 {
+		t.Fatalf("ChatSequence's targets %q", got)
+	}
+	if got := targets(t, m, some); len(got) != 1 || got[0] != "On the table.<|im_end|>" {
+		t.Errorf("targets %q, want the last turn only", got)
+	}
+	for _, bad := range [][]int{{0}, {4}, {}} {
+		if _, err := ChatSequenceOf(m, msgs, bad); err == nil {
+			t.Errorf("targets %v: no error", bad)
+		}
 	}
 }
