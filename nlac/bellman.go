@@ -3,6 +3,8 @@ package nlac
 import (
 	"context"
 	"fmt"
+	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/agentrl/agentrl/envs"
@@ -23,14 +25,41 @@ func outcome(e *Episode, after int) string {
 	if tr.Success {
 		verdict = "success"
 	}
-	more := ""
+	return fmt.Sprintf("%s (score %.2f%s).", outcomeLine(verdict), tr.Score, stepsLater(after))
+}
+
+// stepsLater is how an outcome line counts the steps to the end.
+func stepsLater(after int) string {
 	switch {
 	case after == 1:
-		more = ", 1 step later"
+		return ", 1 step later"
 	case after > 1:
-		more = fmt.Sprintf(", %d steps later", after)
+		return fmt.Sprintf(", %d steps later", after)
 	}
-	return fmt.Sprintf("%s (score %.2f%s).", outcomeLine(verdict), tr.Score, more)
+	return ""
+}
+
+// outcomeCount parses an outcome line in outcome's form: what precedes
+// its count of steps, and the count (absent at the last step).
+var outcomeCount = regexp.MustCompile(`^(Outcome: \w+ \(score [^,)]*)(?:, (\d+) steps? later)?\)\.?$`)
+
+// oneStepEarlier is an outcome line predicted at the next state as seen
+// from this one: one step more to the end. A line not in outcome's form
+// (a model's free text) stays as it is.
+func oneStepEarlier(line string) string {
+	m := outcomeCount.FindStringSubmatch(strings.TrimSpace(line))
+	if m == nil {
+		return line
+	}
+	after := 1
+	if m[2] != "" {
+		n, err := strconv.Atoi(m[2])
+		if err != nil {
+			return line
+		}
+		after = n + 1
+	}
+	return m[1] + stepsLater(after) + ")."
 }
 
 // outcomeLine is how the outcome line begins: verdict is "success" or
@@ -93,11 +122,12 @@ func (f futureForm) trueFuture(t Transition) string {
 
 // templateMerge is the backup's target built without the model (merge:
 // template): what happened next, then the action a' and its predicted
-// future d', shortened, with the outcome line of d'.
+// future d', shortened, with the outcome line of d' counted from here
+// (a step more to the end than from s').
 func (f futureForm) templateMerge(t Transition, nextAction, nextFuture string) string {
 	line, rest, _ := splitOutcome(nextFuture)
 	return f.join(fmt.Sprintf("Next: %q (reward %.2f).\nThen: %s.\n%s",
-		clip(t.nextObservation(), 300), t.step().Reward, nextAction, clip(strings.TrimSpace(rest), 400)), line)
+		clip(t.nextObservation(), 300), t.step().Reward, nextAction, clip(strings.TrimSpace(rest), 400)), oneStepEarlier(line))
 }
 
 // splitOutcome finds a description's outcome line, its first or its last

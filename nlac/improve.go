@@ -271,8 +271,11 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		}
 		var refine []int
 		for k, i := range open {
+			// A later round's failure (too long, no verdict to follow, an
+			// invalid refinement dropped) takes back what an earlier round
+			// chose: the rules mean the same in every round.
 			if !critiques[k].fits {
-				recs[i].TooLong, recs[i].Why = true, "prompt too long for the context"
+				recs[i].TooLong, recs[i].Why, recs[i].Distill = true, "prompt too long for the context", ""
 				counts.TooLong++
 				continue
 			}
@@ -291,7 +294,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			recs[i].Rounds = append(recs[i].Rounds, rd)
 			switch verdict := j; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
-				recs[i].Why = "critique without a judgement: skipped"
+				recs[i].Why, recs[i].Distill = "critique without a judgement: skipped", ""
 			case verdict == Optimal || (verdict == Unparsed && m.cfg.UnparsedJudgement == "optimal"):
 				recs[i].Distill, recs[i].Why = current[i], fmt.Sprintf("judged optimal in round %d", round+1)
 				if verdict == Unparsed {
@@ -312,7 +315,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		for k, i := range refine {
 			r := &recs[i].Rounds[len(recs[i].Rounds)-1]
 			if refined[k].tooLong {
-				recs[i].TooLong, recs[i].Why = true, "refinement prompt too long"
+				recs[i].TooLong, recs[i].Why, recs[i].Distill = true, "refinement prompt too long", ""
 				counts.TooLong++
 				continue
 			}
@@ -323,7 +326,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				if m.cfg.InvalidRefinement == "original" {
 					recs[i].Distill, recs[i].Why = current[i], "refinement invalid: the action it refined"
 				} else {
-					recs[i].Why = "refinement invalid: dropped"
+					recs[i].Why, recs[i].Distill = "refinement invalid: dropped", ""
 				}
 				continue
 			}

@@ -19,6 +19,7 @@ package nlac
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -96,8 +97,10 @@ func run(ctx context.Context, r *rl.Run) error {
 	for it := r.State.Iteration + 1; it <= r.Config.Iterations; it++ {
 		r.BeginIteration(it)
 		// The run handed the actor over anew at the end of the last
-		// iteration.
+		// iteration (and with it, where they share an adapter, the
+		// critic).
 		l.roles.actor = r.ActorSnapshot(llm.Sampling{})
+		l.roles.critic = l.criticSnapshot()
 		seed := func(purpose uint64) uint64 { return r.IterSeed(it, purpose) }
 		m := r.Metrics()
 
@@ -228,33 +231,55 @@ func (l *loop) save(it int) error {
 	return l.target.SaveAdapter(filepath.Join(dir, targetFile))
 }
 
-// handOver gives the engine the actor's latest weights (the run's own
-// hand-over), the critic's and its target's.
+// handOver gives the engine the critic's latest weights and its
+// target's, and the actor the run handed over last. With one shared
+// adapter the critic's weights are the actor's: they are handed over
+// anew, and the rollouts play them too, as a run resumed from the
+// checkpoint would.
 func (l *loop) handOver(ctx context.Context) error {
 	r := l.r
+	if l.cfg.SharedAdapter {
+		if err := r.HandOverActor(ctx); err != nil {
+			return err
+		}
+	}
 	l.roles.actor = r.ActorSnapshot(llm.Sampling{})
 	snap := l.roles.actor
 	fallback := filepath.Join(r.Dir, "adapters")
-	if err := r.Trainer.UseAdapter(l.critic); err != nil {
-		return err
-	}
-	critic, err := rl.HandOver(ctx, r.Trainer, r.Collector(), snap, fallback)
-	if err != nil {
-		return err
-	}
-	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
-		return err
+	critic := ""
+	if !l.cfg.SharedAdapter {
+		if err := r.Trainer.UseAdapter(l.critic); err != nil {
+			return err
+		}
+		var err error
+		if critic, err = rl.HandOver(ctx, r.Trainer, r.Collector(), snap, fallback); err != nil {
+			return err
+		}
+		if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
+			return err
+		}
 	}
 	target, err := rl.HandOverFile(ctx, l.target.SaveAdapter, r.Collector(), snap, fallback)
 	if err != nil {
-		os.Remove(critic)
+		if critic != "" {
+			os.Remove(critic)
+		}
 		return err
 	}
 	l.removeHandOvers()
 	l.criticFile, l.targetFile = critic, target
-	l.roles.critic = withAdapter(snap, critic)
+	l.roles.critic = l.criticSnapshot()
 	l.roles.target = withAdapter(snap, target)
 	return nil
+}
+
+// criticSnapshot is the policy that plays the critic's roles: the actor's
+// latest hand-over when they share one adapter.
+func (l *loop) criticSnapshot() rl.Snapshot {
+	if l.cfg.SharedAdapter {
+		return l.roles.actor
+	}
+	return withAdapter(l.roles.actor, l.criticFile)
 }
 
 // removeHandOvers deletes the critic's hand-over files (the engine frees
@@ -276,25 +301,38 @@ func withAdapter(s rl.Snapshot, path string) rl.Snapshot {
 
 // trainCritic trains the successor model by NLL of the backed-up targets
 // given (s, a), in nlac.minibatches steps, the target network following
-// after each; then the engine gets the new critic and target.
+// after each; then the engine gets the new critic and target. A target
+// that does not fit the context after the successor model's prompt is
+// left out and counted (critic_targets_too_long); its transition is still
+// critiqued, whose futures are shorter.
 func (l *loop) trainCritic(ctx context.Context, it int, recs []Record) error {
 	r := l.r
 	var seqs []train.Sequence
+	tooLong := 0
 	for i := range recs {
 		if recs[i].TooLong || recs[i].Target == "" {
 			continue
 		}
 		msgs, _, err := l.roles.prompt(roleSuccessor, recs[i].T, recs[i].Action, nil, l.cfg.FutureTokens)
-		if err != nil {
-			continue // too long: counted where the target was built
-		}
-		s, ok, err := l.roles.sequence(msgs, recs[i].Target)
-		if err != nil {
+		ok := err == nil
+		var s train.Sequence
+		if ok {
+			if s, ok, err = l.roles.sequence(msgs, recs[i].Target); err != nil {
+				return err
+			}
+		} else if !errors.Is(err, errTooLong) {
 			return err
 		}
-		if ok {
-			seqs = append(seqs, s)
+		if !ok {
+			tooLong++
+			continue
 		}
+		seqs = append(seqs, s)
+	}
+	m := r.Metrics()
+	m.Metrics["critic_targets_too_long"] = float64(tooLong)
+	if tooLong > 0 {
+		r.Logf("iter %d: %d of the critic's targets do not fit rollout.context after the successor model's prompt and are left out", it, tooLong)
 	}
 	if len(seqs) == 0 {
 		return nil
@@ -310,7 +348,6 @@ func (l *loop) trainCritic(ctx context.Context, it int, recs []Record) error {
 	if err != nil {
 		return err
 	}
-	m := r.Metrics()
 	m.Losses["critic"] = loss
 	m.Metrics["critic_targets"] = float64(targets)
 	m.Metrics["critic_replayed"] = float64(len(seqs) - targets)

@@ -1,6 +1,7 @@
 package nlac
 
 import (
+	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -12,6 +13,7 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/rl"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // vowels is a two-step task with an expert: write vowels. Each step
@@ -418,4 +420,62 @@ func TestFuturesWithoutSuccessor(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestSharedAdapterPlaysItsLatestWeights: with one adapter for every
+// role, the warm-up trains the actor's weights, and iteration 1's
+// rollouts play the warmed-up adapter whether the run goes straight on or
+// is stopped after the warm-up and resumed (before, a run that went
+// straight on played the adapter from before the warm-up). The two runs
+// then sample the same episodes.
+func TestSharedAdapterPlaysItsLatestWeights(t *testing.T) {
+	model := byteModel(t)
+	newEnv := func() envs.Env { return &vowels{} }
+	cfg := sayConfig(t, "self_distill", 1)
+	cfg.NLAC.SharedAdapter = true
+	cfg.NLAC.Warmup = rl.NLACWarmup{Tasks: 2, Epochs: 2, LR: 1e-2, BatchTokens: 512, Judge: "expert"}
+	cfg.NLAC.Epochs = 1
+	straight := filepath.Join(t.TempDir(), "straight")
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: straight, NewEnv: newEnv, Progress: testLog{t}}); err != nil {
+		t.Fatal(err)
+	}
+	resumed := filepath.Join(t.TempDir(), "resumed")
+	ctx, cancel := context.WithCancel(context.Background())
+	stop := &stopAfter{t: t, marker: "gave", cancel: cancel}
+	if err := rl.Train(ctx, cfg, rl.Options{ModelPath: model, Dir: resumed, NewEnv: newEnv, Progress: stop}); !stop.seen || !errors.Is(err, context.Canceled) {
+		t.Fatalf("want the run stopped after its warm-up; seen %v, error %v", stop.seen, err)
+	}
+	cancel()
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: resumed, NewEnv: newEnv, Resume: true, Progress: testLog{t}}); err != nil {
+		t.Fatal(err)
+	}
+	a, b := iterationActions(t, straight, 1), iterationActions(t, resumed, 1)
+	if len(a) == 0 || strings.Join(a, "|") != strings.Join(b, "|") {
+		t.Fatalf("iteration 1's rollouts differ:\nstraight on: %q\nresumed:     %q", a, b)
+	}
+}
+
+// iterationActions are the actions of iteration it's rollouts, in order.
+func iterationActions(t *testing.T, dir string, it int) []string {
+	t.Helper()
+	f, err := os.Open(filepath.Join(dir, "trajectories", fmt.Sprintf("iter-%06d.jsonl.gz", it)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trajs, err := rollout.ReadAll(zr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, tr := range trajs {
+		for _, s := range tr.Steps {
+			out = append(out, s.Action)
+		}
+	}
+	return out
 }

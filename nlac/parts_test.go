@@ -87,7 +87,8 @@ func TestBellmanTargets(t *testing.T) {
 			"Outcome: success (score 1.00).\nNext: the page shows the shoes.\nThen: the agent buys them.",
 		} {
 			got = f.templateMerge(first, "Action: click[B01]", prediction)
-			placed("the merged target", got, "Outcome: success (score 1.00).")
+			// d' ended at a'; from (s, a) that is one step later.
+			placed("the merged target", got, "Outcome: success (score 1.00, 1 step later).")
 			wantOrder := []string{`Next: "Results: [B01] Red shoes $35 | [B02] Blue shoes $20" (reward 0.00).`, "Then: Action: click[B01].", "Next: the page shows the shoes."}
 			at := 0
 			for _, w := range wantOrder {
@@ -99,9 +100,13 @@ func TestBellmanTargets(t *testing.T) {
 			}
 		}
 		// A long prediction is cut, but its outcome line survives.
-		long := strings.Repeat("the agent browses on; ", 60) + "\nOutcome: failure (score 0.00)."
+		long := strings.Repeat("the agent browses on; ", 60) + "\nOutcome: failure (score 0.00, 4 steps later)."
 		got = f.templateMerge(first, "Action: x", long)
-		placed("a long prediction's merge", got, "Outcome: failure (score 0.00).")
+		placed("a long prediction's merge", got, "Outcome: failure (score 0.00, 5 steps later).")
+		// A prediction whose outcome line is not in the written form is
+		// kept as the model wrote it.
+		got = f.templateMerge(first, "Action: x", "Next: more.\nOutcome: probably fine")
+		placed("a free-form outcome's merge", got, "Outcome: probably fine")
 		if len(got) > 1000 {
 			t.Errorf("long prediction merged into %d characters", len(got))
 		}
@@ -633,7 +638,20 @@ func TestRefinementRules(t *testing.T) {
 	if counts.Judgements != 5 || counts.ByOutcome.Without != 3 || counts.ByExpert.Without != 3 {
 		t.Errorf("second round: %d judgements, %+v by outcome, %+v by the expert; want 5 and 3 of each", counts.Judgements, counts.ByOutcome, counts.ByExpert)
 	}
-	cfg.Refinements = 1
+	// Dropped in the second round: nothing is distilled, not the first
+	// round's refinement; and the same for a second critique without a
+	// judgement, skipped.
+	cfg.InvalidRefinement = "drop"
+	recs, _ = run(cfg, critiques, refinements, []string{"Next: \"Over.\""}, []string{"Judgement: suboptimal"}, []string{""})
+	if recs[1].Distill != "" || len(recs[1].Rounds) != 2 {
+		t.Errorf("dropped in the second round: distilled %q (%s) after %d rounds, want nothing", recs[1].Distill, recs[1].Why, len(recs[1].Rounds))
+	}
+	cfg.InvalidRefinement, cfg.UnparsedJudgement = "original", "skip"
+	recs, _ = run(cfg, critiques, refinements[:2], []string{"Next: \"Over.\""}, []string{"No verdict."})
+	if recs[1].Distill != "" || len(recs[1].Rounds) != 2 {
+		t.Errorf("skipped in the second round: distilled %q (%s) after %d rounds, want nothing", recs[1].Distill, recs[1].Why, len(recs[1].Rounds))
+	}
+	cfg.Refinements, cfg.UnparsedJudgement = 1, "suboptimal"
 
 	// Unparsed judgements kept as optimal.
 	cfg.UnparsedJudgement = "optimal"
@@ -1112,7 +1130,7 @@ func TestSplitOutcome(t *testing.T) {
 	// A future cut to its outcome line alone merges without a stray line.
 	e := &Episode{Trajectory: episode(7, true)}
 	got := futureForm{outcomeFirst: true}.templateMerge(Transition{Episode: e, Step: 0}, "Action: x", "Outcome: success (score 1.00).")
-	if !strings.HasPrefix(got, "Outcome: success (score 1.00).\nNext: ") || strings.Contains(got, "\n\n") || strings.HasSuffix(got, "\n") {
+	if !strings.HasPrefix(got, "Outcome: success (score 1.00, 1 step later).\nNext: ") || strings.Contains(got, "\n\n") || strings.HasSuffix(got, "\n") {
 		t.Errorf("merged %q", got)
 	}
 }

@@ -45,8 +45,13 @@ import (
 // fine-tuning's own checkpoint (rl.Run.FineTune), and goes on from there.
 func (l *loop) warmup(ctx context.Context, it int) error {
 	r, w := l.r, l.cfg.Warmup
+	m := r.Metrics()
 	if r.State.Prepared {
-		return readJSON(l.warmupMetricsFile(), r.Metrics())
+		if err := readJSON(l.warmupMetricsFile(), m); err != nil {
+			return err
+		}
+		m.Loss = 0 // the iteration's loss is the actor's, set when it trains
+		return nil
 	}
 	c, seqs, err := l.warmupData(ctx, it)
 	if err != nil {
@@ -63,8 +68,8 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	if err != nil {
 		return err
 	}
-	m := r.Metrics()
-	m.Losses["warmup"] = m.Loss
+	warmupLoss := m.Loss
+	m.Losses["warmup"], m.Loss = warmupLoss, 0
 	delete(m.Losses, "sft")
 	m.Metrics["warmup_sequences"] = float64(len(seqs))
 	m.Metrics["warmup_optimal"] = share(c.Optimal, c.Transitions)
@@ -92,11 +97,16 @@ func (l *loop) warmup(ctx context.Context, it int) error {
 	if err := l.save(0); err != nil {
 		return err
 	}
+	// The role model's environment steps (its replays and branches) go
+	// into the state the preparation commits: a run resumed after it does
+	// not play them again.
+	r.State.EnvSteps += l.roles.envSteps
+	l.roles.envSteps = 0
 	if err := r.CommitPreparation(); err != nil {
 		return err
 	}
 	r.Logf("warm-up: %d transitions of %d agent and %d expert episodes (%.2f of the actions the expert's, %.2f in successful episodes) gave %d role examples; loss %.4f",
-		c.Transitions, c.Agent, c.Expert, share(c.Optimal, c.Transitions), share(c.Succeeded, c.Transitions), len(seqs), m.Loss)
+		c.Transitions, c.Agent, c.Expert, share(c.Optimal, c.Transitions), share(c.Succeeded, c.Transitions), len(seqs), warmupLoss)
 	return nil
 }
 

@@ -548,6 +548,17 @@ func (r *Run) Collector() Collector { return r.collector }
 // given sampling settings.
 func (r *Run) ActorSnapshot(s llm.Sampling) Snapshot { return r.actorSnapshot(s) }
 
+// HandOverActor gives the engine the actor's weights now, not at the end
+// of the iteration: for an algorithm that trains the actor's adapter in
+// the middle of an iteration and plays it before the end (NLAC with one
+// adapter for every role). It leaves the actor's adapter active.
+func (r *Run) HandOverActor(ctx context.Context) error {
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
+		return err
+	}
+	return r.handOver(ctx)
+}
+
 // EndPhase adds the time since the last phase ended to the named phase
 // of the iteration's metrics and returns it in seconds.
 func (r *Run) EndPhase(name string) float64 { return r.endPhase(name) }
