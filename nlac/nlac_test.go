@@ -427,7 +427,7 @@ func TestFuturesWithoutSuccessor(t *testing.T) {
 // rollouts play the warmed-up adapter whether the run goes straight on or
 // is stopped after the warm-up and resumed (before, a run that went
 // straight on played the adapter from before the warm-up). The two runs
-// then sample the same episodes.
+// then sample the same episodes and count the same environment steps.
 func TestSharedAdapterPlaysItsLatestWeights(t *testing.T) {
 	model := byteModel(t)
 	newEnv := func() envs.Env { return &vowels{} }
@@ -452,6 +452,11 @@ func TestSharedAdapterPlaysItsLatestWeights(t *testing.T) {
 	a, b := iterationActions(t, straight, 1), iterationActions(t, resumed, 1)
 	if len(a) == 0 || strings.Join(a, "|") != strings.Join(b, "|") {
 		t.Fatalf("iteration 1's rollouts differ:\nstraight on: %q\nresumed:     %q", a, b)
+	}
+	// The warm-up's environment steps (its episodes and the replays that
+	// find the expert's actions) count once, stopped or not.
+	if s, r := readMetrics(t, straight)[0].EnvSteps, readMetrics(t, resumed)[0].EnvSteps; s != r {
+		t.Errorf("environment steps: %d straight on, %d resumed", s, r)
 	}
 }
 
