@@ -1,7 +1,6 @@
 package nlac
 
 import (
-	"compress/gzip"
 	"context"
 	"errors"
 	"fmt"
@@ -13,7 +12,6 @@ import (
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/initmodel/initmodeltest"
 	"github.com/agentrl/agentrl/rl"
-	"github.com/agentrl/agentrl/rollout"
 )
 
 // vowels is a two-step task with an expert: write vowels. Each step
@@ -463,16 +461,7 @@ func TestSharedAdapterPlaysItsLatestWeights(t *testing.T) {
 // iterationActions are the actions of iteration it's rollouts, in order.
 func iterationActions(t *testing.T, dir string, it int) []string {
 	t.Helper()
-	f, err := os.Open(filepath.Join(dir, "trajectories", fmt.Sprintf("iter-%06d.jsonl.gz", it)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trajs, err := rollout.ReadAll(zr)
+	trajs, err := rl.ReadTrajectories(dir, fmt.Sprintf("iter-%06d", it))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -475,6 +475,26 @@ func writeTrajectories(dir, name string, trajs []rollout.Trajectory) error {
 	return os.Rename(tmp, path)
 }
 
+// ReadTrajectories reads the episodes a run wrote to its directory's
+// trajectories/NAME.jsonl.gz (NAME: iter-NNNNNN, or eval-SPLIT).
+func ReadTrajectories(dir, name string) ([]rollout.Trajectory, error) {
+	path := filepath.Join(dir, "trajectories", name+".jsonl.gz")
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	zr, err := gzip.NewReader(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	trajs, err := rollout.ReadAll(zr)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return trajs, nil
+}
+
 // appendMetrics appends m to the metrics file after dropping the lines of
 // iterations at or after m's (left by a run killed before its state was
 // written).

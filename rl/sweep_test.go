@@ -1,7 +1,6 @@
 package rl
 
 import (
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"io"
@@ -360,16 +359,7 @@ func checkEvalFiles(t *testing.T, dir string, split envs.Split) {
 	if err := json.Unmarshal(data, &eval); err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(filepath.Join(dir, "trajectories", "eval-"+string(split)+".jsonl.gz"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	zr, err := gzip.NewReader(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trajs, err := rollout.ReadAll(zr)
+	trajs, err := ReadTrajectories(dir, "eval-"+string(split))
 	if err != nil {
 		t.Fatal(err)
 	}

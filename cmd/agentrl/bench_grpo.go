@@ -3,7 +3,6 @@ package main
 import (
 	"bufio"
 	"bytes"
-	"compress/gzip"
 	"context"
 	"encoding/json"
 	"errors"
@@ -369,18 +368,9 @@ func readGRPOIteration(runDir string, wall float64) (grpoAgentrl, error) {
 	a.FlatGroups, a.TrainedSequences = int(m.Metrics["flat_groups"]), int(m.Metrics["sequences"])
 	a.GradSteps, a.Loss = m.GradSteps, m.Loss
 
-	tf, err := os.Open(filepath.Join(runDir, "trajectories", "iter-000001.jsonl.gz"))
+	trajs, err := rl.ReadTrajectories(runDir, "iter-000001")
 	if err != nil {
 		return a, err
-	}
-	defer tf.Close()
-	zr, err := gzip.NewReader(tf)
-	if err != nil {
-		return a, err
-	}
-	trajs, err := rollout.ReadAll(zr)
-	if err != nil {
-		return a, fmt.Errorf("%s trajectories: %w", runDir, err)
 	}
 	prompt, steps := 0, 0
 	for _, t := range trajs {
