@@ -90,7 +90,10 @@ func (f futureForm) join(detail, outcome string) string {
 // the environment's last answer and the true outcome.
 func (f futureForm) terminalTarget(t Transition) string {
 	ended := "the episode ends"
-	if t.Episode.Trajectory.Truncated {
+	switch tr := &t.Episode.Trajectory; {
+	case tr.ContextFull != "":
+		ended = "the episode is cut: the conversation outgrew the context"
+	case tr.Truncated:
 		ended = "the episode is cut at the step limit"
 	}
 	return f.join(fmt.Sprintf("Next: %q (reward %.2f); %s.", clip(t.nextObservation(), 300), t.step().Reward, ended),

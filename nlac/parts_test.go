@@ -79,6 +79,10 @@ func TestBellmanTargets(t *testing.T) {
 		if !strings.Contains(got, "step limit") {
 			t.Errorf("truncated failure's target: %s", got)
 		}
+		failed.Trajectory.ContextFull = "the conversation needs 600 tokens, the context holds 512"
+		if got = f.terminalTarget(Transition{Episode: failed, Step: 2}); !strings.Contains(got, "outgrew the context") {
+			t.Errorf("a failure cut by a full context: %s", got)
+		}
 
 		// The prediction d' comes in either form: its outcome line is
 		// found and placed as this run writes futures.
