@@ -47,6 +47,10 @@ type Spec struct {
 	RewardMin   float64 `json:"reward_min"` // bounds of the episode return
 	RewardMax   float64 `json:"reward_max"`
 	Splits      []Split `json:"splits"`
+	// WholeReply is true where the environment reads the whole reply, not
+	// the action parsed from it (math: a worked solution ending in
+	// "#### n"): a demonstration then keeps the reply as it was.
+	WholeReply bool `json:"whole_reply,omitempty"`
 }
 
 // Info carries what a step reveals besides the observation and reward.

@@ -1,6 +1,8 @@
 package rollout
 
 import (
+	"strings"
+
 	"github.com/agentrl/agentrl/chat"
 )
 
@@ -32,14 +34,20 @@ func Conversation(t *Trajectory) []chat.Message {
 // assistant message written "Action: <parsed action>", the format every
 // environment's instruction asks for. Writing the parsed action rather
 // than the raw text drops whatever else the acting policy produced, so
-// demonstrations from any policy teach the same clean format.
+// demonstrations from any policy teach the same clean format. Where the
+// environment reads the whole reply (t.WholeReply: math's worked
+// solution), the reply is what it graded and is kept as it was.
 func NewDemonstration(t *Trajectory) Demonstration {
 	msgs := make([]chat.Message, 0, 1+2*len(t.Steps))
 	msgs = append(msgs, chat.Message{Role: chat.System, Content: t.Instruction})
 	for _, s := range t.Steps {
+		action := "Action: " + s.ParsedAction
+		if t.WholeReply {
+			action = strings.TrimSpace(s.Action)
+		}
 		msgs = append(msgs,
 			chat.Message{Role: chat.User, Content: s.Observation},
-			chat.Message{Role: chat.Assistant, Content: "Action: " + s.ParsedAction},
+			chat.Message{Role: chat.Assistant, Content: action},
 		)
 	}
 	return Demonstration{Messages: msgs}

@@ -388,7 +388,7 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 	env := w.env
 	spec := env.Spec()
 	start := w.cfg.start(ep)
-	t := &Trajectory{Env: spec.Name, Split: start.Split, Seed: start.Seed, Sample: ep % max(w.cfg.Group, 1), Instruction: spec.Instruction}
+	t := &Trajectory{Env: spec.Name, Split: start.Split, Seed: start.Seed, Sample: ep % max(w.cfg.Group, 1), Instruction: spec.Instruction, WholeReply: spec.WholeReply}
 	maxSteps := w.cfg.StepLimit(spec)
 	if maxSteps <= 0 {
 		t.Error = fmt.Sprintf("environment %s declares no step limit (max_steps %d) and none was configured", spec.Name, spec.MaxSteps)

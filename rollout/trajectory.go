@@ -49,7 +49,10 @@ type Trajectory struct {
 	// Instruction is the system prompt the policy was given, so that a
 	// trajectory can be replayed as a conversation without the environment.
 	Instruction string `json:"instruction"`
-	Steps       []Step `json:"steps"`
+	// WholeReply is the environment's Spec.WholeReply: it read each
+	// action's whole text, which its demonstrations keep.
+	WholeReply bool   `json:"whole_reply,omitempty"`
+	Steps      []Step `json:"steps"`
 	// FinalObservation is the environment's answer to the last action,
 	// which no policy saw.
 	FinalObservation string `json:"final_observation"`

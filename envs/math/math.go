@@ -83,6 +83,7 @@ func (e *Env) Spec() envs.Spec {
 		RewardMin:   0,
 		RewardMax:   1,
 		Splits:      envs.Splits,
+		WholeReply:  true,
 	}
 }
 

@@ -1,6 +1,7 @@
 package math
 
 import (
+	"context"
 	"fmt"
 	"math/rand/v2"
 	"strconv"
@@ -9,6 +10,7 @@ import (
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/envs/envtest"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 func newEnv(t testing.TB, withCalc bool) *Env {
@@ -87,6 +89,31 @@ func TestExpertDemonstrationIsTheWorkedSolution(t *testing.T) {
 	for _, l := range lines[:len(lines)-1] {
 		if !strings.Contains(l, "<<") {
 			t.Errorf("solution line %q lacks its calculation", l)
+		}
+	}
+}
+
+// TestDemonstrationKeepsTheWorkedSolution: math reads the whole reply,
+// so the demonstration of an expert episode (what supervised warm starts
+// train on) is the worked solution, not its last line; math-calc's
+// demonstrations are its actions in the "Action: " format.
+func TestDemonstrationKeepsTheWorkedSolution(t *testing.T) {
+	for _, calc := range []bool{false, true} {
+		newEnv := New
+		if calc {
+			newEnv = NewCalc
+		}
+		trajs, err := rollout.Run(context.Background(), rollout.Config{NewEnv: newEnv, Episodes: 1, Split: envs.Train, Seed0: 4}, rollout.Expert())
+		if err != nil || len(trajs) != 1 || !trajs[0].Success {
+			t.Fatalf("calc %v: the expert's episode: %v", calc, err)
+		}
+		msgs := rollout.NewDemonstration(&trajs[0]).Messages
+		first := msgs[2].Content
+		switch {
+		case !calc && (first != strings.TrimSpace(trajs[0].Steps[0].Action) || !strings.Contains(first, "<<") || !strings.Contains(first, "\n#### ")):
+			t.Errorf("math demonstration %q: want the worked solution", first)
+		case calc && !strings.HasPrefix(first, "Action: calc["):
+			t.Errorf("math-calc demonstration %q: want Action: calc[...]", first)
 		}
 	}
 }
