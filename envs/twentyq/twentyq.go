@@ -115,9 +115,10 @@ func (e *Env) Step(action string) (envs.StepResult, error) {
 		res.Observation += fmt.Sprintf(" (%d questions left)", MaxTurns-e.turns)
 	}
 	res.Done = e.done
-	if e.done {
-		res.Info.Score = e.ret
-	}
+	// The score is the return so far on every step, not only the last:
+	// an episode cut before the game ends (a lower step limit, a full
+	// context) then scores what it cost, not 0, the best score there is.
+	res.Info.Score = e.ret
 	return res, nil
 }
 

@@ -243,6 +243,10 @@ func TestEpisodeEndsAfterTwentyTurns(t *testing.T) {
 		if res.Done != (turn == MaxTurns) {
 			t.Fatalf("turn %d: done %v", turn, res.Done)
 		}
+		// An episode cut here by a step limit scores what it cost.
+		if res.Info.Score != -float64(turn) {
+			t.Fatalf("turn %d: score %v, want the return so far %d", turn, res.Info.Score, -turn)
+		}
 		if res.Done {
 			if res.Info.Score != -MaxTurns || res.Info.Success {
 				t.Errorf("final score %v success %v, want -20 false", res.Info.Score, res.Info.Success)
