@@ -86,14 +86,20 @@ func Connect(ctx context.Context, baseURL string, opts Options) (*Client, error)
 	}
 	if opts.Spec != nil {
 		c.spec = *opts.Spec
-		return c, nil
+	} else {
+		raw, err := c.do(ctx, "spec", http.MethodGet, "/spec", nil, nil, true)
+		if err != nil {
+			return nil, err
+		}
+		if err := json.Unmarshal(raw, &c.spec); err != nil || c.spec.Name == "" {
+			return nil, c.errorf("spec", "answer is not an environment spec: %s", snippet(raw))
+		}
 	}
-	raw, err := c.do(ctx, "spec", http.MethodGet, "/spec", nil, nil, true)
-	if err != nil {
-		return nil, err
-	}
-	if err := json.Unmarshal(raw, &c.spec); err != nil || c.spec.Name == "" {
-		return nil, c.errorf("spec", "answer is not an environment spec: %s", snippet(raw))
+	if !c.proto.SendSplit {
+		// The server is told a task index and nothing else: its task 3
+		// is the same whatever the split, so a "train" and a "test" run
+		// would play the same tasks under two names. It has one split.
+		c.spec.Splits = []envs.Split{envs.Test}
 	}
 	return c, nil
 }
@@ -206,12 +212,14 @@ func (c *Client) once(ctx context.Context, method, target string, payload []byte
 
 // transient tells whether a failed request is worth repeating: the server
 // said it failed (5xx), or the request never reached it (connection
-// refused while the server starts). Timeouts and broken connections leave
-// the request's fate unknown, so only safe requests are repeated then.
+// refused while the server starts). Timeouts, broken connections and a 5xx
+// other than 503 leave the request's fate unknown (a proxy's 502 or 504,
+// a server's 500 from a step that failed half-way), so only safe requests
+// are repeated then; 503 says the server did not take the request.
 func transient(err error, safe bool) bool {
 	var se *statusError
 	if errors.As(err, &se) {
-		return se.code >= 500
+		return se.code == http.StatusServiceUnavailable || (se.code >= 500 && safe)
 	}
 	var op *net.OpError
 	if errors.As(err, &op) && op.Op == "dial" {

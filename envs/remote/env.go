@@ -44,6 +44,8 @@ func (e *Env) Reset(split envs.Split, seed int64) (string, error) {
 	body[e.c.proto.IndexField] = seed
 	if e.c.proto.SendSplit {
 		body["split"] = split
+	} else if split != envs.Test {
+		return "", e.c.errorf("reset", "the %s protocol sends a task index only, so the server's tasks have no split: play them as the %s split and choose them by index (--seed0), not as %s", e.c.proto.Name, envs.Test, split)
 	}
 	raw, err := e.c.do(ctx, "reset", http.MethodPost, "/reset", nil, body, true)
 	if err != nil {

@@ -147,18 +147,26 @@ func TestSlowServerTimesOut(t *testing.T) {
 	}
 }
 
+// TestTransientServerErrorsAreRetried: a reset (safe to repeat) is
+// retried after a 500, a step only after a 503, which says the server did
+// not take it.
 func TestTransientServerErrorsAreRetried(t *testing.T) {
-	var steps atomic.Int32
+	var resets, steps atomic.Int32
 	url := fakeServer(t, func(w http.ResponseWriter, r *http.Request) {
 		switch r.URL.Path {
 		case "/create":
 			fmt.Fprint(w, `{"id": 1}`)
 		case "/reset":
+			if resets.Add(1) == 1 {
+				w.WriteHeader(http.StatusInternalServerError)
+				fmt.Fprint(w, `{"error": "database is warming up"}`)
+				return
+			}
 			fmt.Fprint(w, `{"observation": "start", "available_actions": ["guess[1]"]}`)
 		case "/step":
 			if steps.Add(1) == 1 {
-				w.WriteHeader(http.StatusInternalServerError)
-				fmt.Fprint(w, `{"error": "database is warming up"}`)
+				w.WriteHeader(http.StatusServiceUnavailable)
+				fmt.Fprint(w, `{"error": "busy"}`)
 				return
 			}
 			fmt.Fprint(w, `{"observation": "1 is too low.", "reward": 0, "done": false, "available_actions": ["guess[2]"]}`)
@@ -169,9 +177,12 @@ func TestTransientServerErrorsAreRetried(t *testing.T) {
 	if _, err := env.Reset(envs.Train, 1); err != nil {
 		t.Fatal(err)
 	}
+	if resets.Load() != 2 {
+		t.Fatalf("%d reset requests, want the one answered 500 and its repetition", resets.Load())
+	}
 	res, err := env.Step("guess[1]")
 	if err != nil || res.Observation != "1 is too low." || steps.Load() != 2 {
-		t.Fatalf("step after a 500: %+v %v (%d requests)", res, err, steps.Load())
+		t.Fatalf("step after a 503: %+v %v (%d requests)", res, err, steps.Load())
 	}
 	if got := env.AvailableActions(); !reflect.DeepEqual(got, []string{"guess[2]"}) {
 		t.Fatalf("available actions %v", got)
@@ -189,9 +200,13 @@ func TestPersistentServerErrorsAreReported(t *testing.T) {
 		case "/available_actions":
 			fmt.Fprint(w, `[]`)
 		case "/step":
+			code, text := http.StatusServiceUnavailable, "simulator restarting"
+			if steps.Load() >= 4 {
+				code, text = http.StatusInternalServerError, "simulator crashed"
+			}
 			steps.Add(1)
-			w.WriteHeader(http.StatusInternalServerError)
-			fmt.Fprint(w, `{"error": "simulator crashed"}`)
+			w.WriteHeader(code)
+			fmt.Fprintf(w, `{"error": %q}`, text)
 		}
 	})
 	c := connect(t, url, remote.Options{Spec: &guessSpec, Attempts: 4, Backoff: time.Millisecond})
@@ -200,9 +215,14 @@ func TestPersistentServerErrorsAreReported(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := env.Step("guess[1]")
-	want := "remote env " + url + `: step: server answered 500: "simulator crashed" (gave up after 4 attempts)`
+	want := "remote env " + url + `: step: server answered 503: "simulator restarting" (gave up after 4 attempts)`
 	if err == nil || err.Error() != want || steps.Load() != 4 {
 		t.Fatalf("got %v after %d requests, want %s", err, steps.Load(), want)
+	}
+	// A 500 leaves the step's fate unknown: it is reported, not repeated.
+	_, err = env.Step("guess[1]")
+	if err == nil || !strings.Contains(err.Error(), `server answered 500: "simulator crashed"`) || steps.Load() != 5 {
+		t.Fatalf("a step answered 500: %v after %d requests in all, want it reported after one more", err, steps.Load())
 	}
 }
 
@@ -358,7 +378,15 @@ func TestALFWorldProtocol(t *testing.T) {
 	})
 	c := connect(t, url, remote.Options{Protocol: remote.Protocols["alfworld"], Spec: &guessSpec})
 	env := c.NewEnv()
-	if _, err := env.Reset(envs.Unseen, 140); err != nil {
+	// The server knows task indices, not splits: one split, test, so that
+	// no two splits play the same tasks under two names.
+	if !reflect.DeepEqual(c.Spec().Splits, []envs.Split{envs.Test}) {
+		t.Fatalf("splits %v, want test alone", c.Spec().Splits)
+	}
+	if _, err := env.Reset(envs.Unseen, 140); err == nil || !strings.Contains(err.Error(), "choose them by index (--seed0), not as unseen") {
+		t.Fatalf("reset of an unseen task: %v", err)
+	}
+	if _, err := env.Reset(envs.Test, 140); err != nil {
 		t.Fatal(err)
 	}
 	if !reflect.DeepEqual(reset, map[string]any{"id": 0.0, "game": 140.0, "world_type": "Text"}) {
