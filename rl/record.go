@@ -3,7 +3,6 @@ package rl
 import (
 	"crypto/sha256"
 	"encoding/hex"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -106,20 +105,11 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 	var kept []string
 	for _, split := range missing {
 		name := filepath.Join("eval", string(split)+".json")
-		data, err := os.ReadFile(filepath.Join(recorded, name))
-		if errors.Is(err, fs.ErrNotExist) {
+		if _, err := os.Stat(filepath.Join(recorded, name)); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		var ev report.Eval
-		if err == nil {
-			err = json.Unmarshal(data, &ev)
-		}
-		switch {
-		case err != nil:
-			again("%s: %v", filepath.Join(recorded, name), err)
-			continue
-		case ev.Split != string(split) || ev.Episodes != s.Eval.Episodes:
-			again("the recorded evaluation on %s is of %d episodes on %q, the sweep asks for %d", split, ev.Episodes, ev.Split, s.Eval.Episodes)
+		if lack := s.evaluationOf(recorded, split); lack != "" {
+			again("the recorded run: %s", lack)
 			continue
 		}
 		if err := copyFile(filepath.Join(recorded, name), filepath.Join(dir, name)); err != nil {
@@ -214,8 +204,8 @@ func (s *Sweep) restorable(c sweepCell) (ok bool, why string, err error) {
 		if s.Eval.Episodes == 0 {
 			break
 		}
-		if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err != nil {
-			return false, "not evaluated on " + string(split), nil
+		if lack := s.evaluationOf(dir, split); lack != "" {
+			return false, lack, nil
 		}
 	}
 	if s.InitFromSFT && c.algorithm != "sft" {

@@ -286,9 +286,14 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 	if err != nil {
 		return err
 	}
+	// A run finished with other settings than the sweep file gives it now
+	// is kept, but not recorded: the record may hold the run of the
+	// current settings, made elsewhere.
+	stale := false
 	if st.Finished {
 		if changed, err := changedSettings(dir, cfg, st); err == nil && len(changed) > 0 {
-			r.logf("sweep: %s finished with other settings than the sweep file gives it now (%s); kept as it is", cell.name(), strings.Join(changed, "; "))
+			stale = true
+			r.logf("sweep: %s finished with other settings than the sweep file gives it now (%s); kept as it is, and not recorded", cell.name(), strings.Join(changed, "; "))
 		}
 		if len(r.unevaluated(dir)) > 0 && !hasActor(dir) {
 			if st, started, err = r.clear(cell, "to evaluate it"); err != nil {
@@ -323,7 +328,7 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 		r.logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
 			sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
 	}
-	if r.Record != "" {
+	if r.Record != "" && !stale {
 		if err := r.recordRun(dir); err != nil {
 			return err
 		}
@@ -332,18 +337,38 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 }
 
 // unevaluated lists the sweep's evaluation splits the run in dir has no
-// evaluation on.
+// evaluation on, of the sweep's number of episodes.
 func (s *Sweep) unevaluated(dir string) []envs.Split {
 	if s.Eval.Episodes == 0 {
 		return nil
 	}
 	var out []envs.Split
 	for _, split := range s.Eval.Splits {
-		if _, err := os.Stat(filepath.Join(dir, "eval", string(split)+".json")); err != nil {
+		if s.evaluationOf(dir, split) != "" {
 			out = append(out, split)
 		}
 	}
 	return out
+}
+
+// evaluationOf says what the run in dir lacks of the sweep's evaluation on
+// split: "" when it has one of the sweep's number of episodes. A run's own
+// last-iteration evaluation (eval.episodes of its config) may be of
+// another number, and does not stand for the sweep's.
+func (s *Sweep) evaluationOf(dir string, split envs.Split) string {
+	path := filepath.Join(dir, "eval", string(split)+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return "not evaluated on " + string(split)
+	}
+	var ev report.Eval
+	if err := json.Unmarshal(data, &ev); err != nil {
+		return fmt.Sprintf("%s: %v", path, err)
+	}
+	if ev.Split != string(split) || ev.Episodes != s.Eval.Episodes {
+		return fmt.Sprintf("its evaluation on %s is of %d episodes on %q, the sweep asks for %d", split, ev.Episodes, ev.Split, s.Eval.Episodes)
+	}
+	return ""
 }
 
 // clear empties the directory of a finished run that lacks its adapter,

@@ -241,6 +241,56 @@ eval: {splits: [test], episodes: 2}
 	}
 }
 
+// TestSweepOwnsItsEvaluationAndRecord: a run whose own last-iteration
+// evaluation is of another number of episodes than the sweep's is
+// evaluated again by the sweep; and a run finished here with settings the
+// sweep file has since changed is not recorded over the record's run of
+// the current settings, made on another machine.
+func TestSweepOwnsItsEvaluationAndRecord(t *testing.T) {
+	model := tinyModel(t)
+	text := `out: grid
+record: record
+algorithms: [sft]
+envs: [guess]
+seeds: [1]
+eval: {splits: [test], episodes: 2}
+` + strings.Replace(guessSweepConfig, "eval: {episodes: 0}", "eval: {episodes: 1, split: test}", 1)
+	here, elsewhere, record := t.TempDir(), t.TempDir(), t.TempDir()
+	sweep := func(text, out string) string {
+		t.Helper()
+		s, err := ReadSweep(writeConfig(t, text))
+		if err != nil {
+			t.Fatal(err)
+		}
+		s.Out, s.Record = out, record
+		var log strings.Builder
+		if err := RunSweep(context.Background(), s, guessSweepEnv(model, &log)); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		return log.String()
+	}
+	got := sweep(text, here)
+	if !strings.Contains(got, "guess-sft-seed1 on test") {
+		t.Fatalf("the run's own evaluation of 1 episode stood for the sweep's of 2:\n%s", got)
+	}
+	checkEvalFiles(t, filepath.Join(here, "guess-sft-seed1"), envs.Test)
+	data, err := os.ReadFile(filepath.Join(here, "guess-sft-seed1", "eval", "test.json"))
+	if err != nil || !strings.Contains(string(data), `"episodes": 2,`) {
+		t.Fatalf("eval/test.json is not the sweep's 2 episodes: %v\n%.200s", err, data)
+	}
+
+	changed := strings.Replace(text, "sft: {demos: 8,", "sft: {demos: 6,", 1)
+	sweep(changed, elsewhere)
+	got = sweep(changed, here)
+	if !strings.Contains(got, "kept as it is, and not recorded") {
+		t.Fatalf("want the stale run kept and not recorded:\n%s", got)
+	}
+	cfg, err := os.ReadFile(filepath.Join(record, "guess-sft-seed1", "config.yaml"))
+	if err != nil || !strings.Contains(string(cfg), "demos: 6") {
+		t.Fatalf("the record's run is not the current settings' (demos 6) any more: %v\n%s", err, cfg)
+	}
+}
+
 // guessSweepConfig is the base configuration of the small sweeps of the
 // tests: one iteration of two tasks of the guessing game on the tiny
 // model.
