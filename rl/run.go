@@ -343,6 +343,29 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 	return r.commit(it, last)
 }
 
+// endShortened ends a run resumed with as many iterations as it has
+// finished, having been started with more: the final evaluation its
+// configuration asks for, and a state that says it finished. Its metrics
+// and checkpoints stay as they are.
+func (r *Run) endShortened(ctx context.Context) error {
+	if e := r.Config.Eval; e.Episodes > 0 {
+		trajs, err := r.Evaluate(ctx, e.Split, e.Episodes)
+		if err != nil {
+			return fmt.Errorf("evaluation after iteration %d: %w", r.State.Iteration, err)
+		}
+		if err := writeEval(r.Dir, e.Split, trajs, rollout.Summarize(trajs)); err != nil {
+			return err
+		}
+	}
+	r.State.Finished = true
+	data, err := json.Marshal(r.State)
+	if err != nil {
+		return err
+	}
+	r.logf("%s: the run ends after iteration %d, the %d now asked for", r.Dir, r.State.Iteration, r.Config.Iterations)
+	return writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
+}
+
 // commit checkpoints the adapters and writes the metrics and the state of
 // a finished iteration (0: the warm start or the preparation before
 // iteration 1).

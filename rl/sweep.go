@@ -295,7 +295,24 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 			stale = true
 			r.logf("sweep: %s finished with other settings than the sweep file gives it now (%s); kept as it is, and not recorded", cell.name(), strings.Join(changed, "; "))
 		}
-		if len(r.unevaluated(dir)) > 0 && !hasActor(dir) {
+		switch {
+		case cfg.Iterations > st.Iterations && hasActor(dir):
+			// It goes on to the iterations now asked for; its evaluations
+			// were of the shorter run's adapter.
+			r.logf("sweep: %s finished %d iterations, the sweep file now asks for %d: it goes on", cell.name(), st.Iterations, cfg.Iterations)
+			if err := os.RemoveAll(filepath.Join(dir, "eval")); err != nil {
+				return err
+			}
+			st.Finished = false
+		case cfg.Iterations > st.Iterations:
+			if st, started, err = r.clear(cell, fmt.Sprintf("for the %d iterations now asked for", cfg.Iterations)); err != nil {
+				return err
+			}
+		case cfg.Iterations < st.Iterations:
+			stale = true
+			r.logf("sweep: %s finished %d iterations, the sweep file now asks for %d; kept as it is, and not recorded", cell.name(), st.Iterations, cfg.Iterations)
+		}
+		if st.Finished && len(r.unevaluated(dir)) > 0 && !hasActor(dir) {
 			if st, started, err = r.clear(cell, "to evaluate it"); err != nil {
 				return err
 			}

@@ -243,9 +243,10 @@ eval: {splits: [test], episodes: 2}
 
 // TestSweepOwnsItsEvaluationAndRecord: a run whose own last-iteration
 // evaluation is of another number of episodes than the sweep's is
-// evaluated again by the sweep; and a run finished here with settings the
+// evaluated again by the sweep; a run finished here with settings the
 // sweep file has since changed is not recorded over the record's run of
-// the current settings, made on another machine.
+// the current settings, made on another machine; and a finished run goes
+// on when the sweep file asks for more iterations.
 func TestSweepOwnsItsEvaluationAndRecord(t *testing.T) {
 	model := tinyModel(t)
 	text := `out: grid
@@ -288,6 +289,16 @@ eval: {splits: [test], episodes: 2}
 	cfg, err := os.ReadFile(filepath.Join(record, "guess-sft-seed1", "config.yaml"))
 	if err != nil || !strings.Contains(string(cfg), "demos: 6") {
 		t.Fatalf("the record's run is not the current settings' (demos 6) any more: %v\n%s", err, cfg)
+	}
+
+	// Asked for more iterations, a finished run goes on, and is evaluated
+	// anew.
+	got = sweep(strings.Replace(changed, "iterations: 1", "iterations: 2", 1), elsewhere)
+	if !strings.Contains(got, "finished 1 iterations, the sweep file now asks for 2: it goes on") || !strings.Contains(got, "guess-sft-seed1 on test") {
+		t.Fatalf("want the run extended and evaluated again:\n%s", got)
+	}
+	if st, _, err := readState(filepath.Join(elsewhere, "guess-sft-seed1")); err != nil || !st.Finished || st.Iteration != 2 {
+		t.Fatalf("the extended run's state %+v, %v", st, err)
 	}
 }
 

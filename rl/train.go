@@ -63,6 +63,11 @@ func Train(ctx context.Context, cfg Config, o Options) error {
 	if err := r.Resume(ctx); err != nil {
 		return err
 	}
+	if r.State.Iteration > 0 && r.State.Iteration == cfg.Iterations {
+		// Stopped after this iteration when it was to run more, and resumed
+		// with as many as it has: it ends here.
+		return r.endShortened(ctx)
+	}
 	if err := alg.Loop(ctx, r); err != nil {
 		return fmt.Errorf("%s on %s: %w", cfg.Algorithm, cfg.Env, err)
 	}

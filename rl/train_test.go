@@ -228,6 +228,24 @@ func TestStopLosesAtMostAnIteration(t *testing.T) {
 	if n := len(readMetrics(t, dir)); n != st.Iteration {
 		t.Fatalf("%d metrics lines for %d finished iterations", n, st.Iteration)
 	}
+
+	// Resumed with as many iterations as it has finished, it ends there:
+	// its final evaluation, a finished state, its metrics as they were.
+	cfg := lettersConfig("grpo", st.Iteration)
+	cfg.Eval.Episodes = 2
+	if err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Resume: true}); err != nil {
+		t.Fatal(err)
+	}
+	end, _, err := readState(dir)
+	if err != nil || !end.Finished || end.Iteration != st.Iteration || end.Iterations != st.Iteration {
+		t.Fatalf("state after resuming with %d iterations: %+v, %v", st.Iteration, end, err)
+	}
+	if n := len(readMetrics(t, dir)); n != st.Iteration {
+		t.Fatalf("%d metrics lines for %d finished iterations", n, st.Iteration)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "eval", "test.json")); err != nil {
+		t.Fatalf("no final evaluation: %v", err)
+	}
 }
 
 // TestWarmStartReference: the warm-start reference policy gives the warm
