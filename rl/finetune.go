@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -30,6 +31,17 @@ type fineTuneProgress struct {
 	// Data is a digest of the sequences' tokens and weights: data
 	// collected again after a stop must be the same to go on with it.
 	Data string `json:"data"`
+	// What else shapes the weights: the base model (its architecture,
+	// parameters and file size, which tell a quantisation from another;
+	// not its path, which may move), the run's seed (the adapters'
+	// initialisation, the shuffles) and the adapters' form. A run started
+	// anew in the directory with another of them (a sweep whose model
+	// changed) does not take the checkpoint up.
+	Model string  `json:"model"`
+	Seed  uint64  `json:"seed"`
+	Rank  int     `json:"rank"`
+	Alpha float64 `json:"alpha"`
+	F16   bool    `json:"f16_base"`
 
 	Steps        int     `json:"steps"`
 	Tokens       int     `json:"tokens"`
@@ -57,7 +69,9 @@ func (r *Run) FineTune(ctx context.Context, what string, demos []train.Sequence,
 	// Minibatches deals the sequences into at most one group each.
 	perEpoch := max(1, min(totalTokens(demos)/s.BatchTokens, len(demos)))
 	total := s.Epochs * perEpoch
-	p := r.resumeFineTune(fineTuneProgress{What: what, Iteration: it, Config: s, Data: digest(demos)})
+	l := r.Config.LoRA
+	p := r.resumeFineTune(fineTuneProgress{What: what, Iteration: it, Config: s, Data: digest(demos),
+		Model: modelIdentity(r.model.Info()), Seed: r.Config.Seed, Rank: l.Rank, Alpha: l.Alpha, F16: l.F16Base})
 	done, doneTokens, savedSteps := p.Steps, p.Tokens, p.Steps
 	start, saved, logged := time.Now(), time.Now(), time.Now()
 	save := func() error {
@@ -127,7 +141,9 @@ func (r *Run) resumeFineTune(fresh fineTuneProgress) fineTuneProgress {
 		r.logf("%s: the fine-tuning checkpoint cannot be read (%v); starting over", fresh.What, err)
 		return fresh
 	}
-	if p.What != fresh.What || p.Iteration != fresh.Iteration || p.Config != fresh.Config || p.Data != fresh.Data {
+	mine := fresh
+	mine.Steps, mine.Tokens, mine.LossSum, mine.TrainSeconds = p.Steps, p.Tokens, p.LossSum, p.TrainSeconds
+	if p != mine {
 		r.logf("%s: the fine-tuning checkpoint is of other data or settings (%s of iteration %d); starting over", fresh.What, p.What, p.Iteration)
 		return fresh
 	}
@@ -181,4 +197,9 @@ func totalTokens(seqs []train.Sequence) int {
 		n += len(s.Tokens)
 	}
 	return n
+}
+
+// modelIdentity tells base models apart for a fine-tuning checkpoint.
+func modelIdentity(i llm.Info) string {
+	return fmt.Sprintf("%s, %d parameters, %d bytes", i.Architecture, i.Parameters, i.SizeBytes)
 }

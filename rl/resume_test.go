@@ -216,7 +216,23 @@ func TestFineTuneResumesWithinThePhase(t *testing.T) {
 		t.Fatalf("after the kill: checkpoint %+v, %v; want one within the %d steps", killedAt, err, want[0].GradSteps)
 	}
 
+	// A run started anew in a copy of the directory with another seed
+	// does not take the checkpoint up: its weights began elsewhere.
+	other := filepath.Join(t.TempDir(), "other")
+	if err := os.CopyFS(other, os.DirFS(run)); err != nil {
+		t.Fatal(err)
+	}
+	reseeded := fineTuneConfig()
+	reseeded.Seed++
 	var log strings.Builder
+	if err := Train(context.Background(), reseeded, Options{ModelPath: model, Dir: other, NewEnv: newEnv, Progress: &log}); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "the fine-tuning checkpoint is of other data or settings") {
+		t.Fatalf("another seed took the fine-tuning checkpoint up:\n%s", log.String())
+	}
+
+	log.Reset()
 	if err := Train(context.Background(), fineTuneConfig(), Options{ModelPath: model, Dir: run, NewEnv: newEnv, Resume: true, Progress: &log}); err != nil {
 		t.Fatal(err)
 	}
