@@ -480,7 +480,7 @@ func (m *roleModel) rolloutFutures(ctx context.Context, recs []Record, open []in
 	var kept [][]string
 	for k, i := range open {
 		if futures[k] == nil {
-			recs[i].Why = "no NLRL rollout finished: " + failed[k]
+			recs[i].Why, recs[i].Distill = "no NLRL rollout finished: "+failed[k], ""
 			continue
 		}
 		keptOpen = append(keptOpen, i)
@@ -630,13 +630,14 @@ func (m *roleModel) choose(ctx context.Context, what string, prompts [][]int32, 
 
 // fitting drops from open (and from texts, indexed alike) the
 // transitions that got no texts because their prompts do not fit the
-// context, marking them too long.
+// context, marking them too long, with nothing to distil (in a later
+// round of refinement, not the earlier round's action either).
 func fitting(recs []Record, open []int, texts [][]string, counts *Counts) ([]int, [][]string) {
 	var keptOpen []int
 	var keptTexts [][]string
 	for k, i := range open {
 		if texts[k] == nil {
-			recs[i].TooLong, recs[i].Why = true, "prompt too long for the context"
+			recs[i].TooLong, recs[i].Why, recs[i].Distill = true, "prompt too long for the context", ""
 			counts.TooLong++
 			continue
 		}

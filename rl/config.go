@@ -248,9 +248,10 @@ type StepAgentConfig struct {
 	Reference string  `yaml:"reference"`
 	// The discriminator of "irl": a LoRA adapter read after an action,
 	// D(h, a) = sigmoid(log p(JudgementToken) - log p(NegativeToken)),
-	// trained at DiscriminatorLR; it pauses while its accuracy on the
-	// cycle's data, before its update, is at least MaxAccuracy, so that it
-	// cannot run away from the policy.
+	// trained at DiscriminatorLR; it pauses while its balanced accuracy
+	// (the mean over expert and agent actions) on the cycle's data, before
+	// its update, is at least MaxAccuracy, so that it cannot run away from
+	// the policy.
 	DiscriminatorLR float64 `yaml:"discriminator_lr"`
 	JudgementToken  string  `yaml:"judgement_token"`
 	NegativeToken   string  `yaml:"negative_token"`

@@ -358,12 +358,18 @@ func (r *Run) endShortened(ctx context.Context) error {
 		}
 	}
 	r.State.Finished = true
+	r.State.WallSeconds = r.wall0 + time.Since(r.started).Seconds()
 	data, err := json.Marshal(r.State)
 	if err != nil {
 		return err
 	}
+	if err := writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n')); err != nil {
+		return err
+	}
+	// What the stopped iteration had begun is not needed any more.
+	os.Remove(filepath.Join(r.Dir, fineTuneFile))
 	r.logf("%s: the run ends after iteration %d, the %d now asked for", r.Dir, r.State.Iteration, r.Config.Iterations)
-	return writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
+	return r.plot()
 }
 
 // commit checkpoints the adapters and writes the metrics and the state of

@@ -295,20 +295,25 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 			stale = true
 			r.logf("sweep: %s finished with other settings than the sweep file gives it now (%s); kept as it is, and not recorded", cell.name(), strings.Join(changed, "; "))
 		}
+		// Other iterations than it finished: a run goes on to more where
+		// it can (its settings otherwise the same; not the SFT start of
+		// other runs, which began from its adapter as it is), trains anew
+		// where it has no adapter, and is kept otherwise.
+		startOfOthers := r.InitFromSFT && cell.algorithm == "sft"
 		switch {
-		case cfg.Iterations > st.Iterations && hasActor(dir):
-			// It goes on to the iterations now asked for; its evaluations
-			// were of the shorter run's adapter.
+		case cfg.Iterations == st.Iterations:
+		case cfg.Iterations > st.Iterations && !stale && !startOfOthers && hasActor(dir):
+			// Its evaluations were of the shorter run's adapter.
 			r.logf("sweep: %s finished %d iterations, the sweep file now asks for %d: it goes on", cell.name(), st.Iterations, cfg.Iterations)
 			if err := os.RemoveAll(filepath.Join(dir, "eval")); err != nil {
 				return err
 			}
 			st.Finished = false
-		case cfg.Iterations > st.Iterations:
+		case cfg.Iterations > st.Iterations && !hasActor(dir):
 			if st, started, err = r.clear(cell, fmt.Sprintf("for the %d iterations now asked for", cfg.Iterations)); err != nil {
 				return err
 			}
-		case cfg.Iterations < st.Iterations:
+		default:
 			stale = true
 			r.logf("sweep: %s finished %d iterations, the sweep file now asks for %d; kept as it is, and not recorded", cell.name(), st.Iterations, cfg.Iterations)
 		}
@@ -316,6 +321,9 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 			if st, started, err = r.clear(cell, "to evaluate it"); err != nil {
 				return err
 			}
+		}
+		if !started {
+			stale = false // cleared: it trains anew with the current settings
 		}
 	}
 	if !st.Finished {

@@ -292,8 +292,14 @@ eval: {splits: [test], episodes: 2}
 	}
 
 	// Asked for more iterations, a finished run goes on, and is evaluated
-	// anew.
-	got = sweep(strings.Replace(changed, "iterations: 1", "iterations: 2", 1), elsewhere)
+	// anew; not one whose other settings changed too, which a resume
+	// would refuse: it is kept.
+	longer := strings.Replace(changed, "iterations: 1", "iterations: 2", 1)
+	got = sweep(longer, here)
+	if !strings.Contains(got, "finished 1 iterations, the sweep file now asks for 2; kept as it is, and not recorded") || strings.Contains(got, "it goes on") {
+		t.Fatalf("want the run of other settings kept:\n%s", got)
+	}
+	got = sweep(longer, elsewhere)
 	if !strings.Contains(got, "finished 1 iterations, the sweep file now asks for 2: it goes on") || !strings.Contains(got, "guess-sft-seed1 on test") {
 		t.Fatalf("want the run extended and evaluated again:\n%s", got)
 	}

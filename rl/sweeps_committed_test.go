@@ -1,6 +1,7 @@
 package rl_test
 
 import (
+	"fmt"
 	"path/filepath"
 	"testing"
 
@@ -40,6 +41,12 @@ func TestCommittedSweeps(t *testing.T) {
 				changed, err := rl.ChangedSettings(o.cfg, cfg)
 				if err != nil {
 					t.Fatal(err)
+				}
+				// A resume may change the iterations; sweeps sharing a
+				// run may not, or each would extend or set aside the
+				// other's run.
+				if o.cfg.Iterations != cfg.Iterations {
+					changed = append(changed, fmt.Sprintf("iterations: %d, %d", o.cfg.Iterations, cfg.Iterations))
 				}
 				if len(changed) > 0 {
 					t.Errorf("%s: %s and %s configure it differently: %v", dir, o.file, f, changed)

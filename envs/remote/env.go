@@ -140,7 +140,9 @@ func (e *Env) Close() error {
 }
 
 func (e *Env) create(ctx context.Context) error {
-	raw, err := e.c.do(ctx, "create", http.MethodPost, "/create", nil, map[string]any{}, false)
+	// Repeated, a create that the server did carry out leaks one instance
+	// at worst: it is retried like the requests safe to repeat.
+	raw, err := e.c.do(ctx, "create", http.MethodPost, "/create", nil, map[string]any{}, true)
 	if err != nil {
 		return err
 	}
