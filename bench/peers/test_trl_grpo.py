@@ -92,6 +92,10 @@ class PromptErrors(unittest.TestCase):
         self.assertEqual(len(rows), 2)
         self.assertEqual(rows[0]["answer"], "#### 1")
         self.assertEqual([m["role"] for m in rows[0]["prompt"]], ["system", "user"])
+        # math's demonstrations are the worked solution: its last line.
+        demo["messages"][2]["content"] = "1 - 0 = 1.\n#### 1"
+        rows = trl_grpo.read_prompts(self.write(json.dumps(demo) + "\n"), 0)
+        self.assertEqual(rows[0]["answer"], "#### 1")
 
 
 @unittest.skipUnless(HAVE_PEERS and os.access(AGENTRL, os.X_OK), "needs .venv-peers (scripts/install-peers.sh) and bin/agentrl")

@@ -5,8 +5,10 @@ Loads a GGUF model with transformers' own GGUF loader (which dequantises
 every weight to F32), gives TRL a peft LoRA config of the given rank, alpha
 and targets, and runs GRPOTrainer for exactly one optimisation step on the
 prompts of a file written by `agentrl envs demos` (one {"messages": [system,
-user, assistant "Action: <answer>", ...]} per line: the prompt is the system
-and user messages, the expected action the first assistant message). It
+user, assistant, ...]} per line, the assistant's message "Action: <answer>"
+or math's worked solution ending in "#### <answer>": the prompt is the
+system and user messages, the expected action the one the first assistant
+message holds). It
 prints one JSON object: seconds of the step, of its generation phase and of
 its training phase, the tokens of each and tokens/s.
 

@@ -389,8 +389,9 @@ func readGRPOIteration(runDir string, wall float64) (grpoAgentrl, error) {
 
 // writeGRPOPrompts writes the expert demonstrations of the given train
 // tasks, as `agentrl envs demos` does: one {"messages": [system, user,
-// assistant "Action: ..."]} per line. The peer's prompt is the system and
-// user messages, the expected answer the assistant's.
+// assistant]} per line (math's assistant message: the worked solution).
+// The peer's prompt is the system and user messages, the expected answer
+// the action it reads in the assistant's.
 func writeGRPOPrompts(ctx context.Context, path, env string, seeds []int64) error {
 	src, err := builtinEnv(env)
 	if err != nil {
