@@ -359,17 +359,22 @@ func (r *Run) endShortened(ctx context.Context) error {
 	}
 	r.State.Finished = true
 	r.State.WallSeconds = r.wall0 + time.Since(r.started).Seconds()
-	data, err := json.Marshal(r.State)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n')); err != nil {
+	if err := r.writeState(); err != nil {
 		return err
 	}
 	// What the stopped iteration had begun is not needed any more.
 	os.Remove(filepath.Join(r.Dir, fineTuneFile))
 	r.logf("%s: the run ends after iteration %d, the %d now asked for", r.Dir, r.State.Iteration, r.Config.Iterations)
 	return r.plot()
+}
+
+// writeState writes the run's state.json, atomically.
+func (r *Run) writeState() error {
+	data, err := json.Marshal(r.State)
+	if err != nil {
+		return err
+	}
+	return writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
 }
 
 // commit checkpoints the adapters and writes the metrics and the state of
@@ -419,11 +424,7 @@ func (r *Run) commit(it int, finished bool) error {
 			r.State.GradSteps, r.State.EnvSteps, round(r.State.WallSeconds), round(per*float64(r.Config.Iterations-it)))
 	}
 	r.State.Finished = finished
-	data, err := json.Marshal(r.State)
-	if err != nil {
-		return err
-	}
-	if err := writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n')); err != nil {
+	if err := r.writeState(); err != nil {
 		return err
 	}
 	// Older checkpoints, and a fine-tuning's progress within the
