@@ -6,6 +6,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"math"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -157,7 +158,19 @@ func (o EngineOptions) withDefaults(info Info) EngineOptions {
 	return o
 }
 
+// MaxSamples bounds the completions of one prompt in one call: each holds
+// its tokens and log-probabilities until the call returns.
+const MaxSamples = 1 << 16
+
+// MaxThreads bounds the threads of the engine and the trainer: ggml's
+// own limit (GGML_MAX_N_THREADS), past which a graph's compute aborts, and
+// where a thread pool of that size is started for every graph.
+const MaxThreads = 512
+
 func (o EngineOptions) validate(info Info) error {
+	if o.Threads > MaxThreads {
+		return fmt.Errorf("threads %d: at most %d", o.Threads, MaxThreads)
+	}
 	streams := o.streams(info)
 	switch {
 	case o.FlashAttn != FlashAttnAuto && o.FlashAttn != FlashAttnOn && o.FlashAttn != FlashAttnOff:
@@ -308,10 +321,27 @@ type CallOptions struct {
 	Adapters []AdapterScale
 }
 
+// validate checks what llama.cpp would take unchecked: a NaN or infinite
+// scale makes every logit NaN.
+func (o CallOptions) validate() error {
+	for i, a := range o.Adapters {
+		if a.Adapter == nil {
+			return fmt.Errorf("adapter %d: none given", i)
+		}
+		if f := float64(a.Scale); math.IsNaN(f) || math.IsInf(f, 0) {
+			return fmt.Errorf("adapter %d: scale %v is not a finite number", i, a.Scale)
+		}
+	}
+	return nil
+}
+
 // Generate samples completions for every request, all decoded together.
 // The result holds, per request, its N completions in sample order.
 func (e *Engine) Generate(ctx context.Context, reqs []GenerateRequest, s Sampling, opts CallOptions) ([][]Completion, error) {
 	if err := s.validate(); err != nil {
+		return nil, err
+	}
+	if err := opts.validate(); err != nil {
 		return nil, err
 	}
 	seed := uint64(s.Seed)
@@ -336,6 +366,9 @@ func (e *Engine) Generate(ctx context.Context, reqs []GenerateRequest, s Samplin
 		n := r.N
 		if n <= 0 {
 			n = 1
+		}
+		if n > MaxSamples {
+			return nil, fmt.Errorf("prompt %d: %d samples, at most %d a prompt", i, n, MaxSamples)
 		}
 		results[i] = make([]Completion, n)
 		var leader *sequence
@@ -382,6 +415,9 @@ type ScoreResult struct {
 // Score computes log p(continuation token | prompt, earlier tokens) for
 // every request, batched.
 func (e *Engine) Score(ctx context.Context, reqs []ScoreRequest, opts CallOptions) ([]ScoreResult, error) {
+	if err := opts.validate(); err != nil {
+		return nil, err
+	}
 	j := e.newJob(ctx, opts)
 	results := make([]ScoreResult, len(reqs))
 	for i, r := range reqs {

@@ -322,9 +322,38 @@ func TestInvalidSampling(t *testing.T) {
 		{Temperature: 1, TopP: 1, MaxTokens: 0},
 		{Temperature: 1, TopP: 1, MinP: 1, MaxTokens: 1},
 		{Temperature: 1, TopP: 1, TopK: -2, MaxTokens: 1},
+		{Temperature: 1e-39, TopP: 1, MaxTokens: 1}, // its inverse overflows
+		{Temperature: float32(math.Inf(1)), TopP: 1, MaxTokens: 1},
 	} {
 		if _, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: "x"}}, s, CallOptions{}); err == nil {
 			t.Errorf("sampling %+v accepted", s)
+		}
+	}
+	// An adapter scale that is not a finite number would make every logit
+	// NaN: refused before llama.cpp sees it.
+	for _, scale := range []float64{math.NaN(), math.Inf(1)} {
+		opts := CallOptions{Adapters: []AdapterScale{{Adapter: &Adapter{}, Scale: float32(scale)}}}
+		if _, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: "x"}}, greedy(1), opts); err == nil || !strings.Contains(err.Error(), "not a finite number") {
+			t.Errorf("adapter scale %v: %v", scale, err)
+		}
+		if _, err := e.Score(context.Background(), []ScoreRequest{{Prompt: "x", Continuation: "y"}}, opts); err == nil {
+			t.Errorf("adapter scale %v accepted for scoring", scale)
+		}
+	}
+}
+
+// TestNonFiniteLogitsLeaveNoToken: logits that are not finite (a broken
+// model or adapter) give no token to draw, greedy or sampled, and the
+// engine fails the generation instead of indexing an empty list.
+func TestNonFiniteLogitsLeaveNoToken(t *testing.T) {
+	nan := float32(math.NaN())
+	for _, temp := range []float32{0, 1, 0.7} {
+		s := newSampler(Sampling{Temperature: temp, TopP: 1, MinP: 0.05, MaxTokens: 1}, 1, 0)
+		if tok, _ := s.sample([]float32{nan, nan, nan}); tok != -1 {
+			t.Errorf("temperature %v: token %d from NaN logits", temp, tok)
+		}
+		if tok, _ := s.sample([]float32{0, 1, 0.5}); tok < 0 {
+			t.Errorf("temperature %v: no token from finite logits", temp)
 		}
 	}
 }

@@ -35,6 +35,9 @@ type Sampling struct {
 	IgnoreEOS bool `json:"ignore_eos,omitempty"`
 }
 
+// MinTemperature is the lowest temperature above 0 that sampling takes.
+const MinTemperature = 1e-3
+
 // DefaultSampling is plain sampling from the model's distribution.
 func DefaultSampling() Sampling {
 	return Sampling{Temperature: 1, TopP: 1, Seed: -1, MaxTokens: 256}
@@ -42,8 +45,12 @@ func DefaultSampling() Sampling {
 
 func (s Sampling) validate() error {
 	switch {
-	case s.Temperature < 0 || math.IsNaN(float64(s.Temperature)):
-		return fmt.Errorf("temperature %v must be >= 0", s.Temperature)
+	case s.Temperature < 0 || math.IsNaN(float64(s.Temperature)) || math.IsInf(float64(s.Temperature), 0):
+		return fmt.Errorf("temperature %v must be a number >= 0", s.Temperature)
+	case s.Temperature > 0 && s.Temperature < MinTemperature:
+		// Its inverse overflows, and the best token's probability becomes
+		// 0 x Inf.
+		return fmt.Errorf("temperature %v: below %v use 0, greedy decoding", s.Temperature, MinTemperature)
 	case s.TopK < 0:
 		return fmt.Errorf("top-k %d must be >= 0", s.TopK)
 	case !(s.TopP > 0 && s.TopP <= 1):
@@ -100,12 +107,17 @@ func argmax(logits []float32) int32 {
 
 // sample draws the next token from logits and returns it with its
 // log-probability under the raw distribution (see logSoftmaxAt). At
-// temperature 1 one pass of exponentials serves both.
+// temperature 1 one pass of exponentials serves both. Logits that are not
+// finite (a broken model or adapter) leave no token to draw: -1.
 func (s *sampler) sample(logits []float32) (int32, float32) {
 	maxv := cgo.Max(logits)
 	if s.cfg.Temperature == 0 {
 		tok := argmax(logits)
-		return tok, logits[tok] - maxv - float32(math.Log(cgo.SumExp(logits, maxv)))
+		lp := logits[tok] - maxv - float32(math.Log(cgo.SumExp(logits, maxv)))
+		if math.IsNaN(float64(lp)) {
+			return -1, lp
+		}
+		return tok, lp
 	}
 	n := len(logits)
 	if cap(s.probs) < n {
@@ -142,6 +154,10 @@ func (s *sampler) sample(logits []float32) (int32, float32) {
 		for _, i := range cand {
 			total += float64(probs[i])
 		}
+	}
+	if len(cand) == 0 {
+		// Every probability is NaN: the logits were not finite.
+		return -1, float32(math.NaN())
 	}
 	tok := cand[len(cand)-1]
 	r := s.rng.Float64() * total

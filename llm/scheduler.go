@@ -12,6 +12,9 @@ import (
 	"github.com/agentrl/agentrl/cgo"
 )
 
+// errNonFinite fails a generation whose logits are not finite numbers.
+var errNonFinite = errors.New("the model produced logits that are not finite numbers (NaN or Inf): a broken model file or adapter")
+
 // job is one Generate or Score call inside the engine, or a control
 // message run by the engine goroutine.
 type job struct {
@@ -477,7 +480,15 @@ func (s *scheduler) step() {
 	s.collectDraws()
 	s.computeDraws()
 	for i := range s.draws {
-		s.apply(&s.draws[i])
+		d := &s.draws[i]
+		if !slices.Contains(s.jobs, d.seq.job) {
+			continue // failed by an earlier draw of this step
+		}
+		if d.seq.completion != nil && d.token < 0 {
+			s.removeJob(d.seq.job, errNonFinite)
+			continue
+		}
+		s.apply(d)
 	}
 	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool { return q.slot == nil })
 }

@@ -265,7 +265,14 @@ func newPolicy(c *cli.Context, src envSource, parallel int) (policy rollout.Poli
 		if err != nil {
 			return nil, nil, err
 		}
-		return &rollout.LLMPolicy{Engine: l.engine, Sampling: samplingFromFlags(c), Adapters: l.adapters}, l.Close, nil
+		s := samplingFromFlags(c)
+		if ctx := l.engine.Options().Context; ctx <= s.MaxTokens {
+			// No prompt would fit beside the action: every episode would
+			// end at once, cut short by the context.
+			l.Close()
+			return nil, nil, fmt.Errorf("--ctx %d leaves no room for a prompt beside --max-tokens %d", ctx, s.MaxTokens)
+		}
+		return &rollout.LLMPolicy{Engine: l.engine, Sampling: s, Adapters: l.adapters}, l.Close, nil
 	default:
 		return nil, nil, fmt.Errorf("--policy: unknown policy %q (want expert, random or model)", name)
 	}

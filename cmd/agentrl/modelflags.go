@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"math"
 	"strconv"
 	"strings"
 
@@ -104,6 +105,9 @@ func parseAdapterSpec(s string) (adapterSpec, error) {
 	}
 	if i := strings.LastIndexByte(s, ':'); i > 0 {
 		if scale, err := strconv.ParseFloat(s[i+1:], 32); err == nil {
+			if math.IsNaN(scale) || math.IsInf(scale, 0) {
+				return adapterSpec{}, fmt.Errorf("--lora %s: the scale must be a finite number", s)
+			}
 			return adapterSpec{path: s[:i], scale: float32(scale)}, nil
 		}
 	}

@@ -10,6 +10,7 @@ import (
 	"slices"
 
 	"github.com/agentrl/agentrl/cgo"
+	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/gguf"
 )
 
@@ -156,8 +157,8 @@ func (c Config) validate() error {
 	default:
 		return fmt.Errorf("checkpointing %q: want auto, on or off", c.Checkpointing)
 	}
-	if c.Context < 2 || c.RowTokens < 0 || c.Threads < 0 {
-		return fmt.Errorf("context %d must be at least 2, row tokens %d and threads %d not negative", c.Context, c.RowTokens, c.Threads)
+	if c.Context < 2 || c.RowTokens < 0 || c.Threads < 0 || c.Threads > llm.MaxThreads {
+		return fmt.Errorf("context %d must be at least 2, row tokens %d not negative and threads %d in [0, %d]", c.Context, c.RowTokens, c.Threads, llm.MaxThreads)
 	}
 	return nil
 }
