@@ -230,6 +230,9 @@ func RunSweep(ctx context.Context, s Sweep, se SweepEnv) error {
 	}
 	defer unlock()
 	r := sweepRunner{Sweep: &s, env: se, cells: s.cells()}
+	if err := r.lookUp(); err != nil {
+		return err
+	}
 	if err := s.restoreRecorded(r.cells, r.logf); err != nil {
 		return err
 	}
@@ -256,6 +259,35 @@ type sweepRunner struct {
 	*Sweep
 	env   SweepEnv
 	cells []sweepCell
+}
+
+// lookUp finds the environment and the model of every selected run (each
+// distinct one once) before the first trains: a name mistyped in the
+// sweep file is an error now, not hours into the grid.
+func (r *sweepRunner) lookUp() error {
+	seen := map[string]bool{}
+	for _, cell := range r.cells {
+		if !r.selected(cell) {
+			continue
+		}
+		cfg, err := r.config(cell)
+		if err != nil {
+			return err
+		}
+		if !seen["env "+cfg.Env] {
+			if _, err := r.env.LookupEnv(cfg.Env); err != nil {
+				return fmt.Errorf("sweep %s: %w", cell.name(), err)
+			}
+			seen["env "+cfg.Env] = true
+		}
+		if !seen["model "+cfg.Model] {
+			if _, err := r.env.ResolveModel(cfg.Model); err != nil {
+				return fmt.Errorf("sweep %s: %w", cell.name(), err)
+			}
+			seen["model "+cfg.Model] = true
+		}
+	}
+	return nil
 }
 
 func (r *sweepRunner) logf(format string, args ...any) {

@@ -2,6 +2,7 @@ package rl
 
 import (
 	"context"
+	"fmt"
 	"encoding/json"
 	"io"
 	"math"
@@ -77,6 +78,28 @@ func TestSweepErrors(t *testing.T) {
 		if _, err := ReadSweep(writeConfig(t, c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error containing %q", c.text, err, c.want)
 		}
+	}
+}
+
+// TestSweepFindsMistypedNamesFirst: an environment the grid names that
+// does not exist stops the sweep before any run trains.
+func TestSweepFindsMistypedNamesFirst(t *testing.T) {
+	s, err := ReadSweep(writeConfig(t, "out: grid\nalgorithms: [sft]\nenvs: [guess, gues]\nseeds: [1]\n"+guessSweepConfig))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	se := guessSweepEnv(tinyModel(t), &log)
+	known := se.LookupEnv
+	se.LookupEnv = func(name string) (func() envs.Env, error) {
+		if name != "guess" {
+			return nil, fmt.Errorf("unknown environment %q", name)
+		}
+		return known(name)
+	}
+	err = RunSweep(context.Background(), s, se)
+	if err == nil || !strings.Contains(err.Error(), `sweep gues-sft-seed1: unknown environment "gues"`) || strings.Contains(log.String(), "sweep: run") {
+		t.Fatalf("want the mistyped environment found before any run; got %v\n%s", err, log.String())
 	}
 }
 
