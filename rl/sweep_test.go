@@ -2,8 +2,8 @@ package rl
 
 import (
 	"context"
-	"fmt"
 	"encoding/json"
+	"fmt"
 	"io"
 	"math"
 	"os"
