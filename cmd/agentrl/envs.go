@@ -412,14 +412,14 @@ func runEnvsEval(c *cli.Context) error {
 		return err
 	}
 	defer closePolicy()
-	var f *os.File
+	var out *partFile
 	var w *rollout.Writer
 	if path := c.String("out"); path != "" {
-		if f, err = os.Create(path); err != nil {
+		if out, err = createPart(path); err != nil {
 			return err
 		}
-		defer f.Close()
-		w = rollout.NewWriter(f)
+		defer out.Close()
+		w = rollout.NewWriter(out)
 	}
 	start := time.Now()
 	var trajs []rollout.Trajectory
@@ -434,11 +434,8 @@ func runEnvsEval(c *cli.Context) error {
 	})
 	seconds := time.Since(start).Seconds()
 	if w != nil {
-		if err := w.Flush(); err != nil {
-			return fmt.Errorf("write %s: %w", c.String("out"), err)
-		}
-		if err := f.Close(); err != nil {
-			return fmt.Errorf("write %s: %w", c.String("out"), err)
+		if err := out.done(errors.Join(runErr, w.Flush())); err != nil {
+			return err
 		}
 	}
 	if runErr != nil {
@@ -518,33 +515,28 @@ func writeDemonstrations(ctx context.Context, path string, src envSource, failed
 	if _, ok := src.newEnv().(envs.Expert); !ok {
 		return 0, fmt.Errorf("%s has no expert to demonstrate with", src.spec.Name)
 	}
-	f, err := os.Create(path)
+	out, err := createPart(path)
 	if err != nil {
 		return 0, err
 	}
-	defer f.Close()
-	bw := bufio.NewWriter(f)
+	defer out.Close()
+	bw := bufio.NewWriter(out)
 	enc := json.NewEncoder(bw)
 	enc.SetEscapeHTML(false)
+	var runErr error
 	for _, cfg := range runs {
-		err := rollout.Stream(ctx, cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
+		runErr = rollout.Stream(ctx, cfg, rollout.Expert(), func(t *rollout.Trajectory) error {
 			if !t.Success || t.Error != "" {
 				return failed(t)
 			}
 			written++
 			return enc.Encode(rollout.NewDemonstration(t))
 		})
-		if err != nil {
-			return written, err
+		if runErr != nil {
+			break
 		}
 	}
-	if err := bw.Flush(); err != nil {
-		return written, fmt.Errorf("write %s: %w", path, err)
-	}
-	if err := f.Close(); err != nil {
-		return written, fmt.Errorf("write %s: %w", path, err)
-	}
-	return written, nil
+	return written, out.done(errors.Join(runErr, bw.Flush()))
 }
 
 func runEnvsServe(c *cli.Context) error {

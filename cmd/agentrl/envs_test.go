@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -277,5 +278,43 @@ func TestBenchEnvsReportsThroughput(t *testing.T) {
 	table, err := runApp(t, newApp(), "bench", "envs", "--env", name, "--parallel", "4", "--steps", "400")
 	if err != nil || !strings.Contains(table, name) || !strings.Contains(table, "total") {
 		t.Fatalf("table output: %v\n%s", err, table)
+	}
+}
+
+// TestOutputIsRenamedIntoPlace: an output file is written as NAME.part;
+// a command that fails leaves NAME as it was and says where its output
+// went, one that succeeds replaces NAME.
+func TestOutputIsRenamedIntoPlace(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "demos.jsonl")
+	if err := os.WriteFile(path, []byte("old\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := createPart(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(out, "half")
+	err = out.done(context.Canceled)
+	if !errors.Is(err, context.Canceled) || !strings.Contains(err.Error(), path+".part") {
+		t.Fatalf("an interrupted write: %v", err)
+	}
+	if old, _ := os.ReadFile(path); string(old) != "old\n" {
+		t.Fatalf("the old file became %q", old)
+	}
+	if part, _ := os.ReadFile(path + ".part"); string(part) != "half\n" {
+		t.Fatalf("the output so far is %q", part)
+	}
+	if out, err = createPart(path); err != nil {
+		t.Fatal(err)
+	}
+	fmt.Fprintln(out, "new")
+	if err := out.done(nil); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := os.ReadFile(path); string(got) != "new\n" {
+		t.Fatalf("the finished file is %q", got)
+	}
+	if _, err := os.Stat(path + ".part"); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("the part file outlived the rename: %v", err)
 	}
 }

@@ -122,3 +122,34 @@ func checkWritable(path string) error {
 	f.Close()
 	return os.Remove(f.Name())
 }
+
+// partFile is an output file written beside its final name, as NAME.part,
+// and renamed into place when the command is done: an interrupted command
+// leaves a file of that name as it was, and its own whole lines so far in
+// NAME.part.
+type partFile struct {
+	*os.File
+	final string
+}
+
+func createPart(path string) (*partFile, error) {
+	if err := checkWritable(path); err != nil {
+		return nil, err
+	}
+	f, err := os.Create(path + ".part")
+	if err != nil {
+		return nil, err
+	}
+	return &partFile{File: f, final: path}, nil
+}
+
+// done closes the file (its writer flushed) and renames it into place;
+// after failed, the error of the command, it leaves it as NAME.part and
+// says so.
+func (p *partFile) done(failed error) error {
+	err := errors.Join(failed, p.Close())
+	if err == nil {
+		return os.Rename(p.Name(), p.final)
+	}
+	return fmt.Errorf("%w (the output so far is in %s; %s is as it was)", err, p.Name(), p.final)
+}
