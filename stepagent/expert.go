@@ -69,6 +69,9 @@ func readExperts(r io.Reader, name string) ([]Trajectory, error) {
 	var out []Trajectory
 	for line := 1; ; line++ {
 		data, err := br.ReadBytes('\n')
+		if line == 1 {
+			data = bytes.TrimPrefix(data, []byte("\ufeff")) // a byte-order mark
+		}
 		if len(bytes.TrimSpace(data)) > 0 {
 			t, perr := parseExpertLine(data)
 			if perr != nil {

@@ -25,7 +25,8 @@ func TestReadExperts(t *testing.T) {
 		``,
 		`{"messages": [{"role": "system", "content": "Act."}, {"role": "user", "content": "Say go"}, {"role": "assistant", "content": "Action: go"}]}`,
 	}
-	if err := os.WriteFile(path, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
+	// A byte-order mark, as some editors write, is not part of line 1.
+	if err := os.WriteFile(path, []byte("\ufeff"+strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
 	got, err := ReadExperts(path)

@@ -58,8 +58,12 @@ func ReadSFT(r io.Reader, name string, tok Tokenizer, maxLen int) ([]Sequence, e
 	sc := bufio.NewScanner(r)
 	sc.Buffer(make([]byte, 1<<16), 64<<20)
 	var seqs []Sequence
-	for line := 1; sc.Scan(); line++ {
+	line := 1
+	for ; sc.Scan(); line++ {
 		text := bytes.TrimSpace(sc.Bytes())
+		if line == 1 {
+			text = bytes.TrimPrefix(text, []byte("\ufeff")) // a byte-order mark
+		}
 		if len(text) == 0 {
 			continue
 		}
@@ -71,6 +75,9 @@ func ReadSFT(r io.Reader, name string, tok Tokenizer, maxLen int) ([]Sequence, e
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&ex); err != nil {
 			return nil, fail("not a JSON object with prompt and completion or messages: %v", err)
+		}
+		if dec.More() {
+			return nil, fail("more than one JSON value on the line (files joined without a newline?)")
 		}
 		var s Sequence
 		var err error
@@ -93,7 +100,7 @@ func ReadSFT(r io.Reader, name string, tok Tokenizer, maxLen int) ([]Sequence, e
 		seqs = append(seqs, s)
 	}
 	if err := sc.Err(); err != nil {
-		return nil, fmt.Errorf("%s: %w", name, err)
+		return nil, fmt.Errorf("%s:%d: %w", name, line, err)
 	}
 	if len(seqs) == 0 {
 		return nil, fmt.Errorf("%s: no examples", name)

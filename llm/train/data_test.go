@@ -89,11 +89,16 @@ func TestReadSFTErrors(t *testing.T) {
 		"no assistant":     {`{"messages": [{"role": "user", "content": "hello"}]}`, "no assistant message"},
 		"too long":         {`{"prompt": "` + long + `", "completion": "b"}`, "exceed the context of 128"},
 		"empty completion": {`{"prompt": "a", "completion": ""}`, "empty completion"},
+		"two on a line":    {`{"prompt": "a", "completion": "b"}{"prompt": "c", "completion": "d"}`, "data.jsonl:1: more than one JSON value"},
 	} {
 		_, err := ReadSFT(strings.NewReader(tc.data), "data.jsonl", m, 128)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: error %v, want one containing %q", name, err, tc.want)
 		}
+	}
+	// A byte-order mark before the first line is not part of it.
+	if seqs, err := ReadSFT(strings.NewReader("\ufeff"+`{"prompt": "a", "completion": "b"}`), "bom.jsonl", m, 128); err != nil || len(seqs) != 1 {
+		t.Errorf("a file with a byte-order mark: %d sequences, %v", len(seqs), err)
 	}
 }
 
