@@ -637,7 +637,8 @@ func (c *Config) Validate() error {
 	check(r.Parallel > 0, "rollout.parallel %d must be positive", r.Parallel)
 	check(r.Context > r.MaxTokens, "rollout.context %d must exceed rollout.max_tokens %d", r.Context, r.MaxTokens)
 	check(r.KVCacheMiB >= 0, "rollout.kv_cache_mib %d must not be negative", r.KVCacheMiB)
-	check(r.StepTimeout >= 0, "rollout.step_timeout %g must not be negative", r.StepTimeout)
+	// A day bounds it well inside a time.Duration (about 292 years).
+	check(r.StepTimeout >= 0 && r.StepTimeout <= 86400, "rollout.step_timeout %g must be in [0, 86400] seconds", r.StepTimeout)
 	check(c.Eval.Every >= 0 && c.Eval.Episodes >= 0, "eval.every %d and eval.episodes %d must not be negative", c.Eval.Every, c.Eval.Episodes)
 	if _, err := envs.ParseSplit(string(c.Eval.Split)); err != nil {
 		errs = append(errs, fmt.Errorf("eval.split: %w", err))

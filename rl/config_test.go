@@ -64,6 +64,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"bad type", "env: math\niterations: many\n", nil, "iterations"},
 		{"invalid value", "env: math\ngrpo:\n  group: 1\n", nil, "grpo.group 1"},
 		{"negative", "env: math\nrollout:\n  max_tokens: -3\n", nil, "rollout.max_tokens -3"},
+		{"step timeout past a duration", "env: math\nrollout:\n  step_timeout: 1e10\n", nil, "rollout.step_timeout 1e+10 must be in [0, 86400]"},
 		{"algorithm", "env: math\nalgorithm: reinforce\n", nil, `algorithm "reinforce"`},
 		{"no env", "algorithm: sft\n", nil, "env: none given"},
 		{"override syntax", "env: math\n", []string{"grpo.lr"}, "want key=value"},
