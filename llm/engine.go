@@ -167,9 +167,16 @@ const MaxSamples = 1 << 16
 // where a thread pool of that size is started for every graph.
 const MaxThreads = 512
 
+// MaxContext bounds the tokens of one sequence's context: llama.cpp holds
+// it in 32 bits, and the KV cache's size in bytes must not overflow.
+const MaxContext = 1 << 24
+
 func (o EngineOptions) validate(info Info) error {
 	if o.Threads > MaxThreads {
 		return fmt.Errorf("threads %d: at most %d", o.Threads, MaxThreads)
+	}
+	if o.Context > MaxContext {
+		return fmt.Errorf("context %d tokens: at most %d", o.Context, MaxContext)
 	}
 	streams := o.streams(info)
 	switch {

@@ -162,6 +162,7 @@ func TestBadInputFailsCleanly(t *testing.T) {
 		{"a context no prompt fits beside the action", []string{"envs", "eval", "math", "--policy", "model", "--model", model, "--ctx", "128", "--max-tokens", "128"}, "leaves no room for a prompt"},
 		{"zero max tokens", []string{"generate", "--model", model, "-p", "x", "--max-tokens", "0"}, "max tokens"},
 		{"negative context", gen("--model", model, "-p", "x", "--ctx", "-5"), "--ctx"},
+		{"context past the bound", gen("--model", model, "-p", "x", "--ctx", "4503599627370496"), "at most 16777216"},
 		{"score without continuation text", []string{"score", "--model", model, "-p", "x", "-c", ""}, "empty continuation"},
 		{"bench with a bad parallel list", []string{"bench", "infer", "--model", model, "--parallel", "8,zero"}, "--parallel"},
 	}
