@@ -479,16 +479,17 @@ func (s *scheduler) step() {
 	}
 	s.collectDraws()
 	s.computeDraws()
+	var failed []*job
 	for i := range s.draws {
 		d := &s.draws[i]
-		if !slices.Contains(s.jobs, d.seq.job) {
-			continue // failed by an earlier draw of this step
-		}
-		if d.seq.completion != nil && d.token < 0 {
+		switch {
+		case slices.Contains(failed, d.seq.job):
+		case d.seq.completion != nil && d.token < 0:
+			failed = append(failed, d.seq.job)
 			s.removeJob(d.seq.job, errNonFinite)
-			continue
+		default:
+			s.apply(d)
 		}
-		s.apply(d)
 	}
 	s.active = slices.DeleteFunc(s.active, func(q *sequence) bool { return q.slot == nil })
 }
