@@ -2,10 +2,13 @@ package llm
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -13,6 +16,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/agentrl/agentrl/cgo"
+	"github.com/agentrl/agentrl/llm/gguf"
 )
 
 var testPrompts = []string{
@@ -338,6 +342,54 @@ func TestInvalidSampling(t *testing.T) {
 		}
 		if _, err := e.Score(context.Background(), []ScoreRequest{{Prompt: "x", Continuation: "y"}}, opts); err == nil {
 			t.Errorf("adapter scale %v accepted for scoring", scale)
+		}
+	}
+}
+
+// TestBrokenWeightsFailTheGeneration: a model file whose final norm is
+// NaN (a bit-flipped file) gives NaN logits; the generation fails with an
+// error saying so, greedy or sampled, and the engine serves the next call.
+func TestBrokenWeightsFailTheGeneration(t *testing.T) {
+	data, err := os.ReadFile(testModelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f, err := gguf.Open(testModelPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var norm gguf.TensorInfo
+	for _, ti := range f.Tensors {
+		if ti.Name == "output_norm.weight" {
+			norm = ti
+		}
+	}
+	f.Close()
+	if norm.Name == "" || norm.Type != gguf.TensorF32 {
+		t.Fatalf("the test model's output norm: %+v", norm)
+	}
+	at := f.DataOffset + norm.Offset
+	for i := int64(0); i < norm.Size; i += 4 {
+		binary.LittleEndian.PutUint32(data[at+i:], math.Float32bits(float32(math.NaN())))
+	}
+	path := filepath.Join(t.TempDir(), "nan.gguf")
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	m, err := Load(path, LoadOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer m.Close()
+	e, err := m.NewEngine(EngineOptions{Parallel: 2, Context: 256})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	for _, s := range []Sampling{greedy(4), {Temperature: 1, TopP: 1, MinP: 0.05, Seed: 1, MaxTokens: 4}} {
+		_, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: "x", N: 2}}, s, CallOptions{})
+		if err == nil || !strings.Contains(err.Error(), "not finite") {
+			t.Fatalf("temperature %v: %v, want the generation failed for non-finite logits", s.Temperature, err)
 		}
 	}
 }
