@@ -29,6 +29,16 @@ type LogOddsCrossEntropy struct {
 	Labels [][]float64
 }
 
+// Targets implements train.Counted: the probes of the pairs.
+func (l LogOddsCrossEntropy) Targets(seqs []train.Sequence) float64 {
+	n := 0
+	for _, p := range l.Pairs {
+		at, _ := probes(seqs, p) // Eval has accepted them
+		n += len(at)
+	}
+	return float64(n)
+}
+
 // Eval implements train.Loss. Metrics: accuracy, the share of probes on
 // the side of 1/2 their label is; abs_error, the mean |D - y|.
 func (l LogOddsCrossEntropy) Eval(seqs []train.Sequence, logp, grad [][]float32) (float64, map[string]float64, error) {

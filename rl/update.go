@@ -10,20 +10,20 @@ import (
 // UpdateResult sums up the optimiser steps of one Update.
 type UpdateResult struct {
 	Steps   int
-	Loss    float64 // mean over the steps
+	Loss    float64 // over all the step's targets
 	Tokens  int
-	Metrics map[string]float64 // means over the micro-batches
+	Metrics map[string]float64 // the micro-batches' means, weighted by their targets
 }
 
 // Update takes one optimiser step of the active adapter over the
 // micro-batches given as indices into seqs (see MicroBatches): lossFor
-// builds the loss of each micro-batch from its indices, and the
-// gradients of all are averaged.
+// builds the loss of each micro-batch from its indices, and the step
+// follows the loss over the targets of all (train.Trainer.Step).
 func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []int) train.Loss) (UpdateResult, error) {
 	start := time.Now()
 	var res UpdateResult
 	sum := map[string]float64{}
-	loss := 0.0
+	loss, targets := 0.0, 0.0
 	for _, b := range micro {
 		// A stop request (Ctrl-C) ends the iteration between
 		// micro-batches; the run resumes from its last finished one.
@@ -40,20 +40,21 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 			r.Trainer.ZeroGrad()
 			return res, err
 		}
-		loss += out.Loss
+		loss += out.Loss * out.Targets
+		targets += out.Targets
 		res.Tokens += out.Tokens
 		for k, v := range out.Metrics {
-			sum[k] += v
+			sum[k] += v * out.Targets
 		}
 	}
 	if _, err := r.Trainer.Step(); err != nil {
 		return res, err
 	}
 	res.Steps = 1
-	res.Loss = loss / float64(len(micro))
+	res.Loss = loss / targets
 	res.Metrics = map[string]float64{}
 	for k, v := range sum {
-		res.Metrics[k] = v / float64(len(micro))
+		res.Metrics[k] = v / targets
 	}
 	r.State.GradSteps++
 	r.State.TrainTokens += int64(res.Tokens)

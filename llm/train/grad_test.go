@@ -97,7 +97,7 @@ func checkGradients(t *testing.T, tr *Trainer, seqs []Sequence, eps float64) {
 			return -cmpFloat(math.Abs(float64(p.grad[a])), math.Abs(float64(p.grad[b])))
 		})
 		for _, i := range idx[:2] {
-			g := float64(p.grad[i])
+			g := float64(p.grad[i]) / tr.accumTargets // the mean Step applies
 			fd := finiteDifference(t, tr, seqs, p, i, eps)
 			diff, scale := math.Abs(fd-g), math.Max(math.Abs(fd), math.Abs(g))
 			if scale == 0 {

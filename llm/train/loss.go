@@ -19,6 +19,30 @@ type Loss interface {
 	Eval(seqs []Sequence, logp, grad [][]float32) (loss float64, metrics map[string]float64, err error)
 }
 
+// Counted is a Loss that is a mean over its micro-batch's targets (weighted
+// tokens, preference pairs, probes): Targets says what it divides by. A
+// step over several micro-batches weighs each by its targets, so that its
+// gradient is that of the mean over all of them, however the step was
+// split into micro-batches; a loss that is not Counted weighs 1 a
+// micro-batch. Targets is called after Eval has accepted seqs.
+type Counted interface {
+	Loss
+	Targets(seqs []Sequence) float64
+}
+
+// targetsOf is the weight of a micro-batch of loss in its step.
+func targetsOf(loss Loss, seqs []Sequence) (float64, error) {
+	c, ok := loss.(Counted)
+	if !ok {
+		return 1, nil
+	}
+	n := c.Targets(seqs)
+	if !(n > 0) || math.IsInf(n, 0) {
+		return 0, fmt.Errorf("the loss counts %g targets in its micro-batch", n)
+	}
+	return n, nil
+}
+
 // Normalization selects what a token-level loss is divided by.
 type Normalization int
 
@@ -53,23 +77,26 @@ type CrossEntropy struct {
 	Norm Normalization
 }
 
+// Targets implements Counted: the normaliser Z.
+func (c CrossEntropy) Targets(seqs []Sequence) float64 { return normalizer(seqs, c.Norm) }
+
 // Eval implements Loss.
 func (c CrossEntropy) Eval(seqs []Sequence, logp, grad [][]float32) (float64, map[string]float64, error) {
 	z := normalizer(seqs, c.Norm)
 	if z == 0 {
 		return 0, nil, errors.New("cross-entropy: every weight is zero")
 	}
-	loss, tokens := 0.0, 0
+	loss := 0.0
 	for s, seq := range seqs {
 		for i := 1; i < len(seq.Tokens); i++ {
 			if w := float64(seq.weight(i)); w != 0 {
 				loss -= w * float64(logp[s][i])
 				grad[s][i] = float32(-w / z)
-				tokens++
 			}
 		}
 	}
-	return loss / z, map[string]float64{"tokens": float64(tokens)}, nil
+	// The tokens it scored are the trainer's Result.Scored.
+	return loss / z, nil, nil
 }
 
 // Pair is a preference pair of a DPO micro-batch: two continuations of one
@@ -103,6 +130,9 @@ func SumLogProb(s Sequence, logp []float32) float64 {
 	}
 	return sum
 }
+
+// Targets implements Counted: the pairs.
+func (d DPO) Targets([]Sequence) float64 { return float64(len(d.Pairs)) }
 
 // Eval implements Loss. Metrics: reward_chosen and reward_rejected (the
 // implicit rewards beta * (log pi - log ref), averaged), margin and
@@ -163,6 +193,9 @@ type PPO struct {
 	KLCoef         float64
 	RefLogProbs    [][]float32
 }
+
+// Targets implements Counted: the sum of |weight|.
+func (p PPO) Targets(seqs []Sequence) float64 { return normalizer(seqs, ByWeight) }
 
 // Eval implements Loss. Metrics: clip_fraction (tokens whose clipped term
 // is active), ratio (mean p / p_sample) and kl (mean KL estimate).

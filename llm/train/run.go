@@ -40,14 +40,14 @@ type Progress struct {
 	Step      int                `json:"step"`
 	Steps     int                `json:"steps"`
 	Epoch     int                `json:"epoch"` // from 1
-	Loss      float64            `json:"loss"`  // averaged over the step's micro-batches
+	Loss      float64            `json:"loss"`  // over the step's targets (see Counted)
 	LR        float64            `json:"lr"`
 	GradNorm  float64            `json:"grad_norm"`
 	Tokens    int                `json:"tokens"` // of this step
 	TokensPS  float64            `json:"tokens_per_second"`
 	Elapsed   time.Duration      `json:"elapsed_ns"`
 	ETA       time.Duration      `json:"eta_ns"`
-	Metrics   map[string]float64 `json:"metrics,omitempty"`
+	Metrics   map[string]float64 `json:"metrics,omitempty"` // the micro-batches', weighted by their targets
 	ActMemory int64              `json:"activation_bytes"`
 }
 
@@ -194,9 +194,9 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 			first = at.Batch
 		}
 		for b := first; b < len(batches) && t.step < steps; b += o.Accumulate {
-			var loss float64
+			var loss, targets float64
 			tokens := 0
-			var metrics map[string]float64
+			metrics := map[string]float64{}
 			end := min(b+o.Accumulate, len(batches))
 			for _, mb := range batches[b:end] {
 				if err := ctx.Err(); err != nil {
@@ -223,13 +223,20 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 					}
 					return res, err
 				}
-				loss += r.Loss / float64(end-b)
+				loss += r.Loss * r.Targets
+				targets += r.Targets
 				tokens += r.Tokens
-				metrics = r.Metrics
+				for k, v := range r.Metrics {
+					metrics[k] += v * r.Targets
+				}
 			}
 			st, err := t.Step()
 			if err != nil {
 				return res, err
+			}
+			loss /= targets
+			for k := range metrics {
+				metrics[k] /= targets
 			}
 			doneTokens += int64(tokens)
 			res.Steps++

@@ -27,20 +27,112 @@ func newMicro(t *testing.T, cfg Config) *Trainer {
 }
 
 // gradients runs one micro-batch and returns a copy of every parameter's
-// gradient, leaving none accumulated.
+// gradient (the mean over its targets, as Step applies it), leaving none
+// accumulated.
 func gradients(t *testing.T, tr *Trainer, seqs []Sequence, loss Loss) (Result, [][]float32) {
 	t.Helper()
+	r, g := stepGradients(t, tr, [][]Sequence{seqs}, []Loss{loss})
+	return r[0], g
+}
+
+// stepGradients accumulates the micro-batches, each with its loss, and
+// returns their results and a copy of the gradient Step would apply
+// (before clipping), leaving none accumulated.
+func stepGradients(t *testing.T, tr *Trainer, batches [][]Sequence, losses []Loss) ([]Result, [][]float32) {
+	t.Helper()
 	tr.ZeroGrad()
-	r, err := tr.Accumulate(seqs, loss)
-	if err != nil {
-		t.Fatal(err)
+	var rs []Result
+	for i, b := range batches {
+		r, err := tr.Accumulate(b, losses[i])
+		if err != nil {
+			t.Fatal(err)
+		}
+		rs = append(rs, r)
 	}
 	g := make([][]float32, len(tr.net.params))
 	for i, p := range tr.net.params {
-		g[i] = append([]float32(nil), p.grad...)
+		g[i] = make([]float32, len(p.grad))
+		for k, v := range p.grad {
+			g[i][k] = v / float32(tr.accumTargets)
+		}
 	}
 	tr.ZeroGrad()
-	return r, g
+	return rs, g
+}
+
+// uncounted hides a loss's Targets: its micro-batches weigh 1 each.
+type uncounted struct{ Loss }
+
+// TestAccumulationEqualsOneMicroBatch: a step over micro-batches of few
+// and of many targets applies the gradient of one micro-batch holding
+// them all, for each loss, not the mean of the micro-batches' means.
+func TestAccumulationEqualsOneMicroBatch(t *testing.T) {
+	tr := newMicro(t, Config{})
+	perturb(tr, 0.05, 5)
+	seqs := testSequences(tr.h.Vocab, 17)
+	// The first sequence keeps one target; the second all of its own.
+	few := Sequence{Tokens: seqs[0].Tokens, Weights: make([]float32, len(seqs[0].Tokens))}
+	few.Weights[len(few.Weights)-1] = 1
+	many := seqs[1]
+	if n := normalizer([]Sequence{many}, ByWeight); n < 5 {
+		t.Fatalf("the second sequence has %g targets: too few to tell the weightings apart", n)
+	}
+	both := []Sequence{few, many}
+	sampled, err := tr.LogProbs(both)
+	if err != nil {
+		t.Fatal(err)
+	}
+	advantages := make([][]float32, len(both))
+	for i, s := range both {
+		advantages[i] = make([]float32, len(s.Tokens))
+		for k := range advantages[i] {
+			advantages[i][k] = 0.7
+		}
+	}
+	ppo := func(from, to int) Loss {
+		return PPO{Clip: 0.2, SampleLogProbs: sampled[from:to], Advantages: advantages[from:to]}
+	}
+	pairs := func(n int) []Pair {
+		var ps []Pair
+		for k := range n {
+			ps = append(ps, Pair{Chosen: 2 * k, Rejected: 2*k + 1, RefChosen: -3, RefRejected: -2})
+		}
+		return ps
+	}
+	cases := []struct {
+		name    string
+		whole   Loss
+		batches [][]Sequence
+		parts   []Loss
+	}{
+		{"cross-entropy", CrossEntropy{}, [][]Sequence{{few}, {many}}, []Loss{CrossEntropy{}, CrossEntropy{}}},
+		{"ppo", ppo(0, 2), [][]Sequence{{few}, {many}}, []Loss{ppo(0, 1), ppo(1, 2)}},
+		// One pair, then two.
+		{"dpo", DPO{Beta: 0.5, Pairs: pairs(3)}, [][]Sequence{{few, many}, {many, few, few, many}},
+			[]Loss{DPO{Beta: 0.5, Pairs: pairs(1)}, DPO{Beta: 0.5, Pairs: pairs(2)}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			var all []Sequence
+			for _, b := range c.batches {
+				all = append(all, b...)
+			}
+			_, whole := stepGradients(t, tr, [][]Sequence{all}, []Loss{c.whole})
+			_, split := stepGradients(t, tr, c.batches, c.parts)
+			if d := maxGradDiff(whole, split); d > 1e-4 {
+				t.Errorf("two micro-batches applied another gradient than one: %g", d)
+			}
+			// The mean of the micro-batches' means is another gradient:
+			// the comparison can fail.
+			var hidden []Loss
+			for _, l := range c.parts {
+				hidden = append(hidden, uncounted{l})
+			}
+			if _, meanOfMeans := stepGradients(t, tr, c.batches, hidden); maxGradDiff(whole, meanOfMeans) < 1e-2 {
+				t.Errorf("the mean of means differs from the whole by only %g", maxGradDiff(whole, meanOfMeans))
+			}
+		})
+	}
 }
 
 // maxGradDiff is the largest difference between two sets of gradients,

@@ -181,6 +181,9 @@ type Trainer struct {
 	// checkpointing because of the memory budget.
 	checkpointed int
 	accum        int // micro-batches accumulated since the last step
+	// accumTargets sums their Result.Targets: Step divides the summed
+	// gradients by it.
+	accumTargets float64
 	// adapters are the named LoRA adapters (none in full mode); the
 	// network's parameters hold the active one's state.
 	adapters map[string]*adapter
@@ -369,6 +372,9 @@ func (t *Trainer) BaseLogProbs(seqs []Sequence) ([][]float32, error) {
 type Result struct {
 	Loss    float64            `json:"loss"`
 	Metrics map[string]float64 `json:"metrics,omitempty"`
+	// Targets is what the micro-batch weighs in its step: the number of
+	// targets its loss averages over where the loss is Counted, else 1.
+	Targets float64 `json:"targets"`
 	// Tokens counts the tokens computed (a sequence sharing a prefix with
 	// another of the micro-batch counts its tokens after it: see
 	// SharedSlots);
@@ -380,7 +386,8 @@ type Result struct {
 }
 
 // Accumulate runs the forward and backward pass of a micro-batch and adds
-// the loss's gradients to the accumulated ones; Step applies them.
+// the loss's gradients, weighted by the micro-batch's targets (see
+// Counted), to the accumulated ones; Step applies them.
 func (t *Trainer) Accumulate(seqs []Sequence, loss Loss) (Result, error) {
 	if loss == nil {
 		return Result{}, errors.New("accumulate: no loss")
@@ -390,7 +397,8 @@ func (t *Trainer) Accumulate(seqs []Sequence, loss Loss) (Result, error) {
 		return Result{}, err
 	}
 	t.accum++
-	return Result{Loss: r.loss, Metrics: r.metrics, Tokens: r.tokens, Scored: r.scored, LogProbs: r.logp}, nil
+	t.accumTargets += r.targets
+	return Result{Loss: r.loss, Metrics: r.metrics, Targets: r.targets, Tokens: r.tokens, Scored: r.scored, LogProbs: r.logp}, nil
 }
 
 // StepResult describes an optimiser step.
@@ -401,13 +409,16 @@ type StepResult struct {
 }
 
 // Step applies one AdamW update with the gradients accumulated since the
-// last step, averaged over the micro-batches, and clears them.
+// last step and clears them. The gradient is their mean over the targets
+// of all the micro-batches, each weighing its Result.Targets: for Counted
+// losses, the gradient of the loss over every target of the step, as one
+// micro-batch holding them all would give, however they were split.
 func (t *Trainer) Step() (StepResult, error) {
 	if t.accum == 0 {
 		return StepResult{}, errors.New("step: no gradients accumulated")
 	}
 	params := t.net.params
-	scale := 1 / float64(t.accum)
+	scale := 1 / t.accumTargets
 	norm := gradNorm(params) * scale
 	if math.IsNaN(norm) || math.IsInf(norm, 0) {
 		t.ZeroGrad()
@@ -430,6 +441,7 @@ func (t *Trainer) ZeroGrad() {
 		clear(p.grad)
 	}
 	t.accum = 0
+	t.accumTargets = 0
 }
 
 // runResult is the outcome of one graph evaluation.
@@ -437,6 +449,7 @@ type runResult struct {
 	logp           [][]float32
 	loss           float64
 	metrics        map[string]float64
+	targets        float64 // see Result.Targets
 	tokens, scored int
 }
 
@@ -500,10 +513,16 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 	if math.IsNaN(res.loss) || math.IsInf(res.loss, 0) {
 		return nil, fmt.Errorf("loss is %g", res.loss)
 	}
+	if res.targets, err = targetsOf(loss, seqs); err != nil {
+		return nil, err
+	}
+	// The loss's gradient is that of its mean over the micro-batch's
+	// targets; times their number it is that of their sum, which Step
+	// divides by the step's targets.
 	coef := make([]float32, M)
 	flat := make([]int32, M)
 	for m := range p.out {
-		coef[m] = grad[p.outSeq[m]][p.outTok[m]]
+		coef[m] = grad[p.outSeq[m]][p.outTok[m]] * float32(res.targets)
 		flat[m] = int32(m*t.h.Vocab) + p.target[m]
 	}
 	g.lossGrad.SetFloat32(coef, 0)
