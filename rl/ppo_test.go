@@ -69,6 +69,10 @@ func TestLogOddsCrossEntropy(t *testing.T) {
 	if math.Abs(got-want) > 1e-9 || math.Abs(m["accuracy"]-2.0/3) > 1e-9 || math.Abs(m["abs_error"]-wantAbs) > 1e-9 {
 		t.Fatalf("loss %g (want %g), metrics %v (want accuracy 2/3, abs_error %g)", got, want, m, wantAbs)
 	}
+	// What it divides by, and so what its micro-batch weighs in a step.
+	if n := loss.Targets(seqs); n != 3 {
+		t.Errorf("the loss counts %g targets, want its 3 probes", n)
+	}
 	for s := range seqs {
 		for i, w := range seqs[s].Weights {
 			if w == 0 {
