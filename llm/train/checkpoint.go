@@ -143,10 +143,10 @@ func (t *Trainer) LoadCheckpoint(path string, extra any) error {
 		p.fromFile(p.value, values[0][i])
 		p.fromFile(p.m, values[1][i])
 		p.fromFile(p.v, values[2][i])
-		clear(p.grad)
 	}
+	t.ZeroGrad()
 	t.net.uploadParams()
-	t.step, t.accum = st.Step, 0
+	t.step = st.Step
 	t.cfg.LoRA.Dropout = st.LoRA.Dropout
 	t.cfg.Optimizer, t.cfg.Schedule = st.Optimizer, st.Schedule
 	t.pcg = pcg
