@@ -396,8 +396,8 @@ func (l *loop) trainActor(ctx context.Context, it int, recs []Record, counts *Co
 
 // fit trains the named adapter on seqs by cross-entropy at lr,
 // nlac.epochs epochs of nlac.minibatches optimiser steps, calling after
-// (if any) after each step, and returns the mean loss; the actor is
-// active afterwards.
+// (if any) after each step, and returns the loss over all the steps'
+// tokens (rl.StepMeans); the actor is active afterwards.
 func (l *loop) fit(adapter string, lr float64, it int, seqs []train.Sequence, after func() error) (float64, error) {
 	r := l.r
 	if err := r.Trainer.UseAdapter(adapter); err != nil {
@@ -407,15 +407,14 @@ func (l *loop) fit(adapter string, lr float64, it int, seqs []train.Sequence, af
 	if err := r.Trainer.SetLR(lr); err != nil {
 		return 0, err
 	}
-	loss, steps := 0.0, 0
+	var means rl.StepMeans
 	for epoch := range l.cfg.Epochs {
 		for _, mb := range r.Minibatches(it, epoch, len(seqs), l.cfg.Minibatches) {
 			res, err := r.Update(seqs, r.MicroBatches(seqs, mb), func([]int) train.Loss { return train.CrossEntropy{} })
 			if err != nil {
 				return 0, err
 			}
-			loss += res.Loss
-			steps++
+			means.Add(res)
 			if after != nil {
 				if err := after(); err != nil {
 					return 0, err
@@ -423,7 +422,7 @@ func (l *loop) fit(adapter string, lr float64, it int, seqs []train.Sequence, af
 			}
 		}
 	}
-	return loss / float64(max(steps, 1)), nil
+	return means.Loss(), nil
 }
 
 // addTo records the tallies in the iteration's metrics.

@@ -107,8 +107,7 @@ func trainETO(ctx context.Context, r *Run) error {
 				p.RefChosen = train.SumLogProb(seqs[p.Chosen], ref[p.Chosen])
 				p.RefRejected = train.SumLogProb(seqs[p.Rejected], ref[p.Rejected])
 			}
-			var losses, acc, margin float64
-			steps := 0
+			var means StepMeans
 			for epoch := range c.Epochs {
 				for _, mb := range r.Minibatches(it, epoch, len(pairs), c.Minibatches) {
 					res, err := r.UpdatePairs(seqs, pairs, mb, func(p []train.Pair, _ []int) train.Loss {
@@ -117,16 +116,13 @@ func trainETO(ctx context.Context, r *Run) error {
 					if err != nil {
 						return fmt.Errorf("iteration %d: %w", it, err)
 					}
-					losses += res.Loss
-					acc += res.Metrics["accuracy"]
-					margin += res.Metrics["margin"]
-					steps++
+					means.Add(res)
 				}
 			}
-			m.Loss = losses / float64(steps)
+			m.Loss = means.Loss()
 			m.Losses["dpo"] = m.Loss
-			m.Metrics["accuracy"] = acc / float64(steps)
-			m.Metrics["margin"] = margin / float64(steps)
+			m.Metrics["accuracy"] = means.Metric("accuracy")
+			m.Metrics["margin"] = means.Metric("margin")
 		}
 		if err := r.EndIteration(ctx, it); err != nil {
 			return err

@@ -77,8 +77,7 @@ func trainGRPO(ctx context.Context, r *Run) error {
 			if err != nil {
 				return err
 			}
-			var losses, clip, kl, ratio float64
-			steps := 0
+			var means StepMeans
 			for epoch := range c.Epochs {
 				for _, mb := range r.Minibatches(it, epoch, len(seqs), c.Minibatches) {
 					res, err := r.Update(seqs, r.MicroBatches(seqs, mb), func(b []int) train.Loss {
@@ -88,18 +87,14 @@ func trainGRPO(ctx context.Context, r *Run) error {
 					if err != nil {
 						return fmt.Errorf("iteration %d: %w", it, err)
 					}
-					losses += res.Loss
-					clip += res.Metrics["clip_fraction"]
-					kl += res.Metrics["kl"]
-					ratio += res.Metrics["ratio"]
-					steps++
+					means.Add(res)
 				}
 			}
-			m.Loss = losses / float64(steps)
+			m.Loss = means.Loss()
 			m.Losses["policy"] = m.Loss
-			m.Metrics["clip_fraction"] = clip / float64(steps)
-			m.Metrics["kl"] = kl / float64(steps)
-			m.Metrics["ratio"] = ratio / float64(steps)
+			for _, k := range []string{"clip_fraction", "kl", "ratio"} {
+				m.Metrics[k] = means.Metric(k)
+			}
 			m.Metrics["sequences"] = float64(len(seqs))
 		}
 		if err := r.EndIteration(ctx, it); err != nil {

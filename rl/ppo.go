@@ -136,8 +136,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 		}
 
 		sampled := sampledOf(episodes)
-		var policyLoss, valueLoss, valueError, clip float64
-		steps := 0
+		var policy, critic StepMeans
 		for epoch := range c.Epochs {
 			for _, mb := range r.Minibatches(it, epoch, len(episodes), c.Minibatches) {
 				res, err := r.Update(actorSeqs, r.MicroBatches(actorSeqs, mb), func(b []int) train.Loss {
@@ -158,20 +157,17 @@ func trainPPO(ctx context.Context, r *Run) error {
 				if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
 					return err
 				}
-				policyLoss += res.Loss
-				valueLoss += vres.Loss
-				valueError += vres.Metrics["abs_error"]
-				clip += res.Metrics["clip_fraction"]
-				steps++
+				policy.Add(res)
+				critic.Add(vres)
 			}
 		}
 		m := r.Metrics()
-		m.Loss = policyLoss / float64(steps)
+		m.Loss = policy.Loss()
 		m.Losses["policy"] = m.Loss
-		m.Losses["critic"] = valueLoss / float64(steps)
-		m.Metrics["clip_fraction"] = clip / float64(steps)
+		m.Losses["critic"] = critic.Loss()
+		m.Metrics["clip_fraction"] = policy.Metric("clip_fraction")
 		m.Metrics["value"] = stat.Mean(meanValue, nil)
-		m.Metrics["value_error"] = valueError / float64(steps)
+		m.Metrics["value_error"] = critic.Metric("abs_error")
 		if err := r.EndIteration(ctx, it); err != nil {
 			return err
 		}

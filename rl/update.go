@@ -11,8 +11,47 @@ import (
 type UpdateResult struct {
 	Steps   int
 	Loss    float64 // over all the step's targets
+	Targets float64 // what the loss is over (train.Counted; 1 a micro-batch otherwise)
 	Tokens  int
 	Metrics map[string]float64 // the micro-batches' means, weighted by their targets
+}
+
+// StepMeans gathers the optimiser steps of an iteration into its loss and
+// metrics. Each step weighs its targets, so the means are those one step
+// over all of them would report: a minibatch of few pairs or tokens
+// counts for few.
+type StepMeans struct {
+	targets, loss float64
+	sums          map[string]float64
+}
+
+// Add counts one step.
+func (s *StepMeans) Add(res UpdateResult) {
+	if s.sums == nil {
+		s.sums = map[string]float64{}
+	}
+	s.targets += res.Targets
+	s.loss += res.Loss * res.Targets
+	for k, v := range res.Metrics {
+		s.sums[k] += v * res.Targets
+	}
+}
+
+// Loss is the mean loss over the steps' targets; 0 before any step.
+func (s *StepMeans) Loss() float64 {
+	if s.targets == 0 {
+		return 0
+	}
+	return s.loss / s.targets
+}
+
+// Metric is the mean of the named metric over the steps' targets; 0
+// before any step.
+func (s *StepMeans) Metric(name string) float64 {
+	if s.targets == 0 {
+		return 0
+	}
+	return s.sums[name] / s.targets
 }
 
 // Update takes one optimiser step of the active adapter over the
@@ -51,7 +90,7 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 		return res, err
 	}
 	res.Steps = 1
-	res.Loss = loss / targets
+	res.Loss, res.Targets = loss/targets, targets
 	res.Metrics = map[string]float64{}
 	for k, v := range sum {
 		res.Metrics[k] = v / targets

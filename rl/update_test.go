@@ -1,12 +1,50 @@
 package rl
 
 import (
+	"context"
 	"reflect"
 	"slices"
 	"testing"
 
+	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/train"
 )
+
+// TestStepMeansWeighStepsByTargets: an iteration's loss and metrics over
+// optimiser steps of unequal size are those of one step over all their
+// targets, not the mean of the steps' means; and a real Update says how
+// many targets its step had.
+func TestStepMeansWeighStepsByTargets(t *testing.T) {
+	var m StepMeans
+	if m.Loss() != 0 || m.Metric("accuracy") != 0 {
+		t.Fatalf("no steps: loss %g, accuracy %g; want 0", m.Loss(), m.Metric("accuracy"))
+	}
+	m.Add(UpdateResult{Loss: 1, Targets: 1, Metrics: map[string]float64{"accuracy": 0}})
+	m.Add(UpdateResult{Loss: 3, Targets: 3, Metrics: map[string]float64{"accuracy": 1}})
+	if m.Loss() != 2.5 || m.Metric("accuracy") != 0.75 {
+		t.Errorf("loss %g, accuracy %g; want 2.5 and 0.75 (the plain mean of the steps: 2 and 0.5)", m.Loss(), m.Metric("accuracy"))
+	}
+
+	r, err := Open(lettersConfig("grpo", 1), Options{ModelPath: byteModel(t), Dir: t.TempDir(), NewEnv: func() envs.Env { return &letters{} }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r.Close()
+	if err := r.Resume(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	seqs := []train.Sequence{
+		{Tokens: []int32{1, 40, 41, 42, 43}, Weights: []float32{0, 0, 1, 1, 1}},
+		{Tokens: []int32{1, 50, 51}, Weights: []float32{0, 0, 1}},
+	}
+	res, err := r.Update(seqs, [][]int{{0}, {1}}, func([]int) train.Loss { return train.CrossEntropy{} })
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Targets != 4 {
+		t.Errorf("a step over 3 and 1 weighted tokens has %g targets, want 4", res.Targets)
+	}
+}
 
 // TestMicroBatchesCountSharedPrefixesOnce: a sequence sharing a prefix
 // with one before it in its batch (a judgement's second probe: the same

@@ -203,22 +203,19 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 		p.RefChosen = train.SumLogProb(seqs[p.Chosen], ref[p.Chosen])
 		p.RefRejected = train.SumLogProb(seqs[p.Rejected], ref[p.Rejected])
 	}
-	var losses, acc float64
-	n := 0
+	var means rl.StepMeans
 	for epoch := range c.Epochs {
 		for _, mb := range r.GroupMinibatches(cycle, epoch, byStep, c.Minibatches) {
 			res, err := r.UpdatePairs(seqs, pairs, mb, func(p []train.Pair, _ []int) train.Loss { return train.DPO{Beta: c.Beta, Pairs: p} })
 			if err != nil {
 				return err
 			}
-			losses += res.Loss
-			acc += res.Metrics["accuracy"]
-			n++
+			means.Add(res)
 		}
 	}
-	m.Loss = losses / float64(n)
+	m.Loss = means.Loss()
 	m.Losses["step_dpo"] = m.Loss
-	m.Metrics["dpo_accuracy"] = acc / float64(n)
+	m.Metrics["dpo_accuracy"] = means.Metric("accuracy")
 	return nil
 }
 
@@ -275,9 +272,8 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		m.Metrics["disc_paused"] = 1
 		r.Logf("cycle %d: discriminator balanced accuracy %.3f >= %.2f: its update pauses this cycle", cycle, balanced, c.MaxAccuracy)
 	} else {
-		var dl float64
-		mbs := r.GroupMinibatches(cycle, 0, pairsByStep, c.Minibatches)
-		for _, mb := range mbs {
+		var means rl.StepMeans
+		for _, mb := range r.GroupMinibatches(cycle, 0, pairsByStep, c.Minibatches) {
 			res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
 				rows := make([][]float64, len(idx))
 				for i, k := range idx {
@@ -288,9 +284,9 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			if err != nil {
 				return fmt.Errorf("discriminator: %w", err)
 			}
-			dl += res.Loss
+			means.Add(res)
 		}
-		m.Losses["discriminator"] = dl / float64(len(mbs))
+		m.Losses["discriminator"] = means.Loss()
 	}
 
 	// Step rewards of every sampled action under the updated
@@ -350,8 +346,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			}
 		}
 	}
-	var losses, clip, kl float64
-	n := 0
+	var means rl.StepMeans
 	for epoch := range c.Epochs {
 		for _, mb := range r.GroupMinibatches(cycle, epoch+1, samplesByStep, c.Minibatches) {
 			res, err := r.Update(policy, r.MicroBatches(policy, mb), func(b []int) train.Loss {
@@ -364,17 +359,14 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			if err != nil {
 				return fmt.Errorf("policy: %w", err)
 			}
-			losses += res.Loss
-			clip += res.Metrics["clip_fraction"]
-			kl += res.Metrics["kl"]
-			n++
+			means.Add(res)
 		}
 	}
-	m.Loss = losses / float64(n)
+	m.Loss = means.Loss()
 	m.Losses["policy"] = m.Loss
-	m.Metrics["clip_fraction"] = clip / float64(n)
+	m.Metrics["clip_fraction"] = means.Metric("clip_fraction")
 	if c.KL > 0 {
-		m.Metrics["kl"] = kl / float64(n)
+		m.Metrics["kl"] = means.Metric("kl")
 	}
 	return nil
 }
