@@ -26,14 +26,18 @@ type StepMeans struct {
 }
 
 // Add counts one step.
-func (s *StepMeans) Add(res UpdateResult) {
+func (s *StepMeans) Add(res UpdateResult) { s.add(res.Loss, res.Targets, res.Metrics) }
+
+// add counts a loss and metrics over targets: a step's, or within a
+// step a micro-batch's.
+func (s *StepMeans) add(loss, targets float64, metrics map[string]float64) {
 	if s.sums == nil {
 		s.sums = map[string]float64{}
 	}
-	s.targets += res.Targets
-	s.loss += res.Loss * res.Targets
-	for k, v := range res.Metrics {
-		s.sums[k] += v * res.Targets
+	s.targets += targets
+	s.loss += loss * targets
+	for k, v := range metrics {
+		s.sums[k] += v * targets
 	}
 }
 
@@ -54,6 +58,15 @@ func (s *StepMeans) Metric(name string) float64 {
 	return s.sums[name] / s.targets
 }
 
+// metrics are the means of every metric counted.
+func (s *StepMeans) metrics() map[string]float64 {
+	out := map[string]float64{}
+	for k := range s.sums {
+		out[k] = s.Metric(k)
+	}
+	return out
+}
+
 // Update takes one optimiser step of the active adapter over the
 // micro-batches given as indices into seqs (see MicroBatches): lossFor
 // builds the loss of each micro-batch from its indices, and the step
@@ -61,8 +74,7 @@ func (s *StepMeans) Metric(name string) float64 {
 func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []int) train.Loss) (UpdateResult, error) {
 	start := time.Now()
 	var res UpdateResult
-	sum := map[string]float64{}
-	loss, targets := 0.0, 0.0
+	var means StepMeans // over the step's micro-batches
 	for _, b := range micro {
 		// A stop request (Ctrl-C) ends the iteration between
 		// micro-batches; the run resumes from its last finished one.
@@ -79,22 +91,14 @@ func (r *Run) Update(seqs []train.Sequence, micro [][]int, lossFor func(batch []
 			r.Trainer.ZeroGrad()
 			return res, err
 		}
-		loss += out.Loss * out.Targets
-		targets += out.Targets
+		means.add(out.Loss, out.Targets, out.Metrics)
 		res.Tokens += out.Tokens
-		for k, v := range out.Metrics {
-			sum[k] += v * out.Targets
-		}
 	}
 	if _, err := r.Trainer.Step(); err != nil {
 		return res, err
 	}
 	res.Steps = 1
-	res.Loss, res.Targets = loss/targets, targets
-	res.Metrics = map[string]float64{}
-	for k, v := range sum {
-		res.Metrics[k] = v / targets
-	}
+	res.Loss, res.Targets, res.Metrics = means.Loss(), means.targets, means.metrics()
 	r.State.GradSteps++
 	r.State.TrainTokens += int64(res.Tokens)
 	adapter := r.Trainer.ActiveAdapter()
