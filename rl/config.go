@@ -72,7 +72,10 @@ type RolloutConfig struct {
 	MaxSteps int `yaml:"max_steps"`
 	// MaxTokens bounds one action.
 	MaxTokens int `yaml:"max_tokens"`
-	// Temperature of the training rollouts.
+	// Temperature of the training rollouts. The recorded log-probabilities
+	// are the policy's own (temperature 1), and GRPO's and PPO's ratios
+	// and KL read them: at another temperature the actions come from a
+	// sharper or flatter distribution than the one those ratios assume.
 	Temperature float64 `yaml:"temperature"`
 	// Parallel episodes played at once (one batched model call serves
 	// them all).
@@ -237,7 +240,9 @@ type StepAgentConfig struct {
 	// than the cycle's tasks (0: none).
 	Probe int `yaml:"probe"`
 	// Samples is K, the actions sampled at each expert prefix (the prefix
-	// is evaluated once for all of them), at Temperature.
+	// is evaluated once for all of them), at Temperature (irl's PPO ratio
+	// reads the policy's own log-probabilities, at temperature 1, as
+	// rollout.temperature says).
 	Samples     int     `yaml:"samples"`
 	Temperature float64 `yaml:"temperature"`
 	LR          float64 `yaml:"lr"`

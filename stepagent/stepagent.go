@@ -157,12 +157,13 @@ func run(ctx context.Context, r *rl.Run) error {
 // reflectImplicit is step-level DPO: in each inspected state, the expert's
 // action is chosen and each distinct agent action that is not equivalent
 // to it rejected; the reference is the policy at the start of the cycle
-// (its log-probabilities are the ones just computed) or the warm start.
+// (for the expert's actions, expertLP: the log-probabilities the
+// inspection just computed under it) or the warm start.
 func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequence, expertLP [][]float32) error {
 	c := r.Config.StepAgent
 	var seqs []train.Sequence
 	var pairs []train.Pair
-	var refChosen []float64
+	var pairStep []int // the inspected state of each pair
 	var byStep [][]int // the pairs of each state
 	for i, st := range steps {
 		seen := map[string]bool{}
@@ -175,7 +176,7 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 			group = append(group, len(pairs))
 			pairs = append(pairs, train.Pair{Chosen: len(seqs), Rejected: len(seqs) + 1})
 			seqs = append(seqs, expertSeqs[i], train.ActionSequence(st.Prompt, s.Tokens))
-			refChosen = append(refChosen, train.SumLogProb(expertSeqs[i], expertLP[i]))
+			pairStep = append(pairStep, i)
 		}
 		if len(group) > 0 {
 			byStep = append(byStep, group)
@@ -187,21 +188,31 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 		r.Logf("cycle %d: every sampled action equals the expert's; nothing to reflect on", cycle)
 		return nil
 	}
+	// A state's expert action is the chosen side of each of its pairs:
+	// its reference log-probabilities are computed once, not per pair.
 	refOf := func(seqs []train.Sequence) ([][]float32, error) { return r.LogProbs(seqs, false) }
+	expertRef := expertLP
 	if c.Reference == "warm_start" {
 		var err error
 		if refOf, err = r.Reference(1, "warm_start"); err != nil {
 			return err
 		}
+		if expertRef, err = refOf(expertSeqs); err != nil {
+			return err
+		}
 	}
-	ref, err := refOf(seqs)
+	rejected := make([]train.Sequence, len(pairs))
+	for k, p := range pairs {
+		rejected[k] = seqs[p.Rejected]
+	}
+	rejectedRef, err := refOf(rejected)
 	if err != nil {
 		return err
 	}
 	for k := range pairs {
-		p := &pairs[k]
-		p.RefChosen = train.SumLogProb(seqs[p.Chosen], ref[p.Chosen])
-		p.RefRejected = train.SumLogProb(seqs[p.Rejected], ref[p.Rejected])
+		i := pairStep[k]
+		pairs[k].RefChosen = train.SumLogProb(expertSeqs[i], expertRef[i])
+		pairs[k].RefRejected = train.SumLogProb(rejected[k], rejectedRef[k])
 	}
 	var means rl.StepMeans
 	for epoch := range c.Epochs {
@@ -272,6 +283,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		m.Metrics["disc_paused"] = 1
 		r.Logf("cycle %d: discriminator balanced accuracy %.3f >= %.2f: its update pauses this cycle", cycle, balanced, c.MaxAccuracy)
 	} else {
+		m.Metrics["disc_paused"] = 0
 		var means rl.StepMeans
 		for _, mb := range r.GroupMinibatches(cycle, 0, pairsByStep, c.Minibatches) {
 			res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {

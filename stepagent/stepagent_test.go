@@ -350,6 +350,42 @@ func TestStepAgentRaisesAgreement(t *testing.T) {
 	}
 }
 
+// TestStepDPOStartsAtTheReference runs implicit reflection with one
+// optimiser step a cycle, against either reference. The expert's actions
+// get their reference log-probabilities once per state (with "cycle",
+// those the inspection computed), the rejected ones per pair; where the
+// reference is the policy being trained, every margin is 0 and the step's
+// loss is ln 2: in every cycle with "cycle", in the first with
+// "warm_start" (the warm start is then the policy).
+func TestStepDPOStartsAtTheReference(t *testing.T) {
+	for _, ref := range []string{"cycle", "warm_start"} {
+		t.Run(ref, func(t *testing.T) {
+			dir := t.TempDir()
+			cfg := sayConfig("implicit", 2)
+			cfg.StepAgent.Reference = ref
+			cfg.StepAgent.Epochs, cfg.StepAgent.Minibatches = 1, 1
+			err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms := readMetrics(t, dir)
+			if len(ms) != 2 {
+				t.Fatalf("%d cycles logged, want 2", len(ms))
+			}
+			for i, m := range ms {
+				loss := m.Losses["step_dpo"]
+				t.Logf("cycle %d: pairs %.0f, step-DPO loss %.5f", m.Iteration, m.Metrics["pairs"], loss)
+				if m.Metrics["pairs"] == 0 {
+					t.Fatalf("cycle %d: no pairs", m.Iteration)
+				}
+				if (ref == "cycle" || i == 0) && math.Abs(loss-math.Ln2) > 5e-3 {
+					t.Errorf("cycle %d: step-DPO loss %.5f, want ln 2 = %.5f: the policy is the reference", m.Iteration, loss, math.Ln2)
+				}
+			}
+		})
+	}
+}
+
 // TestProbeNeedsConversationsLeft: a probe that would take every
 // conversation of an expert file leaves the cycles nothing, an error.
 func TestProbeNeedsConversationsLeft(t *testing.T) {
@@ -379,7 +415,8 @@ func TestStepAgentIRLRun(t *testing.T) {
 	for _, m := range ms {
 		t.Logf("cycle %d: discriminator accuracy %.2f (paused %v), step reward %.3f, policy loss %.4f, KL to the warm start %.5f",
 			m.Iteration, m.Metrics["disc_accuracy"], m.Metrics["disc_paused"] == 1, m.Metrics["step_reward"], m.Losses["policy"], m.Metrics["kl"])
-		if _, ok := m.Metrics["disc_accuracy"]; !ok || m.Losses["discriminator"] == 0 && m.Metrics["disc_paused"] == 0 {
+		paused, logged := m.Metrics["disc_paused"]
+		if _, ok := m.Metrics["disc_accuracy"]; !ok || !logged || m.Losses["discriminator"] == 0 && paused == 0 {
 			t.Fatalf("cycle %d: no discriminator figures: %+v", m.Iteration, m)
 		}
 	}
