@@ -7,7 +7,6 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/agentrl/agentrl/envs"
 )
 
 // The language Bellman backup builds the successor model's target for a
@@ -114,7 +113,7 @@ func (f futureForm) trueFuture(t Transition) string {
 	shown := 0
 	for i := t.Step + 1; i < len(steps) && shown < 3; i++ {
 		answer := Transition{Episode: t.Episode, Step: i}.nextObservation()
-		fmt.Fprintf(&b, "Then: %s -> %q.\n", actionText(steps[i].ParsedAction, steps[i].Action), clip(answer, 120>>shown))
+		fmt.Fprintf(&b, "Then: %s -> %q.\n", Transition{Episode: t.Episode, Step: i}.action(), clip(answer, 120>>shown))
 		shown++
 	}
 	if rest := len(steps) - 1 - t.Step - shown; rest > 0 {
@@ -197,8 +196,8 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 	}
 	successorPrompts := make([][]int32, len(open))
 	for k, i := range open {
-		recs[i].NextAction = actionText(envs.ParseAction(next[k][0]), next[k][0])
 		t := recs[i].T
+		recs[i].NextAction = textAction(t.Episode.Trajectory.WholeReply, next[k][0])
 		after := Transition{Episode: t.Episode, Step: t.Step + 1}
 		if successorPrompts[k], err = m.promptTokens(roleSuccessor, after, recs[i].NextAction, nil, m.cfg.FutureTokens); err != nil {
 			return err

@@ -65,16 +65,16 @@ func newRoleModel(cfg rl.Config, prompts *Prompts, model *llm.Model, collector r
 // any view; it is skipped and counted.
 var errTooLong = errors.New("the prompt does not fit the context")
 
-// prompt renders a role's conversation for transition t, the smallest
-// view first that leaves room for reserve tokens (an answer, or a target
 // form is how this run writes future descriptions.
 func (m *roleModel) form() futureForm { return futureForm{outcomeFirst: m.cfg.OutcomeFirst} }
 
-// text of that length), and returns it with its tokens.
+// prompt renders a role's conversation for transition t in the largest
+// view that leaves room for reserve tokens (an answer, or a target text
+// of that length), and returns it with its tokens.
 func (m *roleModel) prompt(role string, t Transition, action string, fill func(*promptData), reserve int) ([]chat.Message, []int32, error) {
 	for _, v := range views(m.cfg.HistorySteps) {
 		d := promptData{Instruction: clip(m.instruction, v.instructionChars), History: transcript(t.Episode, t.Step, v), Action: action,
-			OutcomeFirst: m.cfg.OutcomeFirst}
+			OutcomeFirst: m.cfg.OutcomeFirst, WholeReply: t.Episode.Trajectory.WholeReply}
 		if fill != nil {
 			fill(&d)
 		}
@@ -292,7 +292,7 @@ func (m *roleModel) expertActions(ctx context.Context, ts []Transition) ([]strin
 		if err != nil {
 			return nil, replayed, fmt.Errorf("expert at %s seed %d step %d: %w", tr.Split, tr.Seed, t.Step+1, err)
 		}
-		out[i] = actionText(envs.ParseAction(a), a)
+		out[i] = textAction(tr.WholeReply, a)
 	}
 	return out, replayed, nil
 }

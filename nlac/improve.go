@@ -678,7 +678,7 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 			out[k].tooLong = true
 			continue
 		}
-		out[k] = refinement{text: t[0], action: actionOf(t[0])}
+		out[k] = refinement{text: t[0], action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, t[0])}
 		if out[k].action != "" {
 			toCheck = append(toCheck, recs[idx[k]].T)
 			actions = append(actions, out[k].action)
@@ -722,7 +722,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 	for k, i := range open {
 		for _, s := range samples[k] {
 			flatRecs = append(flatRecs, i)
-			flatActions = append(flatActions, actionText(envs.ParseAction(s), s))
+			flatActions = append(flatActions, textAction(recs[i].T.Episode.Trajectory.WholeReply, s))
 		}
 	}
 	// The candidates are judged as records of their own, one per action.
@@ -772,7 +772,10 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		if best < 0 {
 			recs[i].Why = "no candidate is an action"
 			if len(recs[i].Candidates) == 0 {
-				recs[i].Why = "no candidate judged: prompts too long"
+				// Every candidate's successor or evaluator prompt
+				// outgrew the context: the transition is too long.
+				recs[i].TooLong, recs[i].Why = true, "no candidate judged: prompts too long"
+				counts.TooLong++
 			}
 			continue
 		}

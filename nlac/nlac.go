@@ -122,7 +122,7 @@ func run(ctx context.Context, r *rl.Run) error {
 		batch := l.buffer.Sample(c.Batch, decay(c), rand.New(rand.NewPCG(seed(seedBatch), 0)))
 		recs := make([]Record, len(batch))
 		for i, t := range batch {
-			recs[i] = Record{T: t, Action: actionText(t.step().ParsedAction, t.step().Action)}
+			recs[i] = Record{T: t, Action: t.action()}
 		}
 		var counts Counts
 		counts.Transitions = len(recs)

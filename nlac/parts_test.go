@@ -397,6 +397,22 @@ func TestBufferPersistsAndSamples(t *testing.T) {
 		t.Errorf("recency sampling (decay 0.2) drew iteration 5 in %.3f of draws, want %.3f", r, 1/1.2)
 	}
 
+	// Old episodes' weights are tiny (0.5^39 for the oldest of 40
+	// iterations) but the draw must still rank them below the recent
+	// ones, not tie them at 0 and take them in buffer order, oldest
+	// first, as u^(1/w) did once it underflowed.
+	long := &Buffer{Capacity: 120}
+	for it := 1; it <= 40; it++ {
+		long.Add(it, []rollout.Trajectory{episode(int64(it), true)})
+	}
+	oldest := 40
+	for _, tr := range long.Sample(45, 0.5, rand.New(rand.NewPCG(5, 0))) {
+		oldest = min(oldest, tr.Episode.Iteration)
+	}
+	if oldest <= 10 {
+		t.Errorf("recency sampling (decay 0.5) of 45 of 120 transitions drew iteration %d, of weight 0.5^%d", oldest, 40-oldest)
+	}
+
 	// A corrupt file is an error naming it, not a crash.
 	bad := filepath.Join(t.TempDir(), "bad.jsonl.gz")
 	if err := os.WriteFile(bad, []byte("not gzip"), 0o644); err != nil {
@@ -577,7 +593,7 @@ func TestRefinementRules(t *testing.T) {
 		recs := make([]Record, len(critiques))
 		for i := range recs {
 			tr := Transition{Episode: ep, Step: i % 2}
-			recs[i] = Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)}
+			recs[i] = Record{T: tr, Action: tr.action()}
 		}
 		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...),
 			pOptimal: append(slices.Clone(foresight), verdicts...)}
@@ -724,6 +740,54 @@ func TestRefinementRules(t *testing.T) {
 	}
 }
 
+// TestWholeReplyActionsStayWhole: where the environment reads the whole
+// reply (math's worked solutions), an action judged optimal and a valid
+// refinement are distilled whole, reasoning and all, not cut to their
+// last line; the built-in refinement prompt asks for a reply, not for one
+// "Action:" line.
+func TestWholeReplyActionsStayWhole(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
+	ep.Trajectory.WholeReply = true
+	ep.Trajectory.Steps[0].Action = "First some letters.\nAction: xyz"
+	ep.Trajectory.Steps[1].Action = "Now vowels.\nAction: aei"
+	recs := []Record{{T: Transition{Episode: ep, Step: 0}}, {T: Transition{Episode: ep, Step: 1}}}
+	for i := range recs {
+		recs[i].Action = recs[i].T.action()
+	}
+	refined := "All five vowels score more.\nAction: aeiou"
+	c := &scripted{calls: [][]string{constantTexts("Next: \"Over.\"\nOutcome: failure.", 2), {"Judgement: optimal", "Judgement: suboptimal"}, {refined}}}
+	cfg := rl.DefaultConfig().NLAC
+	cfg.AskJudgement = false
+	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
+		instruction: "Write vowels.", context: 512, actionTokens: 8}
+	var counts Counts
+	if err := roles.improve(context.Background(), recs, "nlac", func(p uint64) uint64 { return p }, &counts); err != nil {
+		t.Fatal(err)
+	}
+	for i, want := range []string{"First some letters.\nAction: xyz", refined} {
+		if recs[i].Distill != want {
+			t.Errorf("record %d: distilled %q (%s), want the whole reply %q", i, recs[i].Distill, recs[i].Why, want)
+		}
+	}
+	if counts.InvalidRefinements != 0 || counts.Changed != 1 {
+		t.Errorf("counts %+v: want the refinement valid and one action changed", counts)
+	}
+
+	builtin, err := LoadPrompts("")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, whole := range []bool{false, true} {
+		msgs, err := builtin.render(roleRefine, promptData{Action: "x", Critique: "c", WholeReply: whole})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if asksReply := strings.Contains(msgs[1].Content, "Write a better reply"); asksReply != whole || strings.Contains(msgs[1].Content, `one line "Action: ..."`) == whole {
+			t.Errorf("built-in refinement prompt for a whole-reply environment (%v) ends %q", whole, msgs[1].Content[max(0, len(msgs[1].Content)-120):])
+		}
+	}
+}
+
 // TestNLQLDistilsTheBestRated runs NLQL's selection on three states of
 // three scripted candidates each: the candidate the evaluator gives the
 // highest probability of "optimal" is distilled (the first on a tie),
@@ -735,7 +799,7 @@ func TestNLQLDistilsTheBestRated(t *testing.T) {
 	var recs []Record
 	for _, step := range []int{0, 1, 0} {
 		tr := Transition{Episode: ep, Step: step}
-		recs = append(recs, Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)})
+		recs = append(recs, Record{T: tr, Action: tr.action()})
 	}
 	long := "Action: " + strings.Repeat("x", 600)
 	candidates := []string{"Action: aei", "", "Action: aeiou", "Action: xyz", "Action: aei", long, long, long, long}
@@ -761,8 +825,8 @@ func TestNLQLDistilsTheBestRated(t *testing.T) {
 			t.Errorf("state %d: distilled %q (%s) of %d judged candidates, want %q (%s) of %d", i, r.Distill, r.Why, len(r.Candidates), want.distill, want.why, want.judged)
 		}
 	}
-	if counts.NoOptimal != 2 || counts.Changed != 2 || counts.Judgements != 5 || counts.Optimal != 2 {
-		t.Errorf("counts %+v: want 2 states without an optimal candidate, 2 changed, 5 judgements, 2 optimal", counts)
+	if counts.NoOptimal != 2 || counts.Changed != 2 || counts.Judgements != 5 || counts.Optimal != 2 || counts.TooLong != 1 || !recs[2].TooLong {
+		t.Errorf("counts %+v: want 2 states without an optimal candidate, 2 changed, 5 judgements, 2 optimal, 1 too long (the third)", counts)
 	}
 }
 
@@ -829,7 +893,7 @@ func TestRolloutFutures(t *testing.T) {
 			{Observation: "More vowels.", Action: "Action: xyz", ParsedAction: "xyz", Done: true},
 		}, NumSteps: 2}}
 		tr := Transition{Episode: ep, Step: 0}
-		recs = append(recs, Record{T: tr, Action: actionText(tr.step().ParsedAction, tr.step().Action)})
+		recs = append(recs, Record{T: tr, Action: tr.action()})
 	}
 	cfg := rl.DefaultConfig().NLAC
 	cfg.Rollouts = 2
@@ -1157,9 +1221,14 @@ func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 	for _, tc := range []struct {
 		judge string
 		want  []string // the critiques' endings
+		// refined: whether the refinement has examples. Judged by the
+		// expert, xyz is condemned and refined into aeiou; judged by the
+		// outcome, xyz is approved (a refinement never sees an approving
+		// critique) and aeiou, condemned, is the expert's already.
+		refined bool
 	}{
-		{"expert", []string{"An expert would do: Action: aeiou\nJudgement: suboptimal", "An expert acts the same.\nJudgement: optimal"}},
-		{"outcome", []string{"assistant\nOutcome: success (score 0.00).\nJudgement: optimal", "assistant\nOutcome: failure (score 0.00).\nJudgement: suboptimal"}},
+		{"expert", []string{"An expert would do: Action: aeiou\nJudgement: suboptimal", "An expert acts the same.\nJudgement: optimal"}, true},
+		{"outcome", []string{"assistant\nOutcome: success (score 0.00).\nJudgement: optimal", "assistant\nOutcome: failure (score 0.00).\nJudgement: suboptimal"}, false},
 	} {
 		cfg := rl.DefaultConfig().NLAC
 		cfg.Method = "self_distill"
@@ -1182,6 +1251,18 @@ func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 		}
 		if found != len(tc.want) {
 			t.Errorf("judge %s: critiques %q, want them to end in %q", tc.judge, got, tc.want)
+		}
+		refinements := 0
+		for _, text := range texts {
+			if strings.Contains(text, "Improve") { // the refinement's system prompt
+				refinements++
+				if !strings.Contains(text, "Action: xyz =>") {
+					t.Errorf("judge %s: a refinement example of another action than xyz: %q", tc.judge, text)
+				}
+			}
+		}
+		if refinements > 0 != tc.refined {
+			t.Errorf("judge %s: %d refinement examples, want them %v", tc.judge, refinements, map[bool]string{true: "some", false: "none"}[tc.refined])
 		}
 	}
 }

@@ -88,6 +88,9 @@ type promptData struct {
 	Instruction string
 	History     string
 	Action      string
+	// WholeReply: the environment reads the whole reply (actionText), so
+	// a refinement is a whole reply, not one "Action:" line.
+	WholeReply bool
 	// OutcomeFirst: futures state the outcome on their first line
 	// (nlac.outcome_first), else on their last.
 	OutcomeFirst bool
@@ -152,7 +155,7 @@ func transcript(e *Episode, t int, v view) string {
 		if i > 0 {
 			fmt.Fprintf(&b, "Observation %d: %s\n", i+1, clip(steps[i].Observation, v.observationChars))
 		}
-		fmt.Fprintf(&b, "Action %d: %s\n", i+1, actionText(steps[i].ParsedAction, steps[i].Action))
+		fmt.Fprintf(&b, "Action %d: %s\n", i+1, Transition{Episode: e, Step: i}.action())
 	}
 	if t > 0 {
 		fmt.Fprintf(&b, "Observation %d: %s\n", t+1, clip(steps[t].Observation, v.observationChars))
@@ -160,14 +163,25 @@ func transcript(e *Episode, t int, v view) string {
 	return b.String()
 }
 
-// actionText is an action as the prompts show it: the parsed action in
-// the format every environment asks for, or the raw text when nothing
-// parsed.
-func actionText(parsed, raw string) string {
+// actionText is an action as the roles see it and the actor learns it:
+// the parsed action in the one-line format the environments ask for, or
+// the raw text when nothing parsed. Where the environment reads the whole
+// reply (Spec.WholeReply: math's worked solutions, graded with their
+// answer), it is the whole reply: its last line alone would teach the
+// actor to drop its working.
+func actionText(wholeReply bool, parsed, raw string) string {
+	if wholeReply {
+		return strings.TrimSpace(raw)
+	}
 	if parsed != "" {
 		return "Action: " + parsed
 	}
 	return clip(raw, 200)
+}
+
+// textAction is actionText for a text the actor or the expert wrote.
+func textAction(wholeReply bool, text string) string {
+	return actionText(wholeReply, envs.ParseAction(text), text)
 }
 
 // clip shortens s to at most n characters, marking the cut.
@@ -179,11 +193,11 @@ func clip(s string, n int) string {
 	return string(r[:n]) + " [...]"
 }
 
-// actionOf is the parsed form "Action: X" of a text an agent or the
-// refinement wrote, "" when it holds no action.
-func actionOf(text string) string {
-	if a := envs.ParseAction(text); a != "" {
-		return "Action: " + a
+// actionOf is the action a text the refinement wrote holds, as
+// actionText gives it, "" when it holds none.
+func actionOf(wholeReply bool, text string) string {
+	if envs.ParseAction(text) == "" {
+		return ""
 	}
-	return ""
+	return textAction(wholeReply, text)
 }

@@ -31,6 +31,11 @@ func (t Transition) Done() bool { return t.Step == len(t.Episode.Trajectory.Step
 // step is the transition's step of its episode.
 func (t Transition) step() *rollout.Step { return &t.Episode.Trajectory.Steps[t.Step] }
 
+// action is the transition's action as the roles see it (actionText).
+func (t Transition) action() string {
+	return actionText(t.Episode.Trajectory.WholeReply, t.step().ParsedAction, t.step().Action)
+}
+
 // next is the step after the transition's, nil at the end of the episode.
 func (t Transition) next() *rollout.Step {
 	if t.Done() {
@@ -90,20 +95,26 @@ func (b *Buffer) Sample(n int, decay float64, rng *rand.Rand) []Transition {
 	}
 	// Weighted sampling without replacement: the n largest keys
 	// u^(1/w) (Efraimidis and Spirakis), which is uniform when every
-	// weight is 1.
+	// weight is 1. They are ranked by their logarithm, log(u)/w: u^(1/w)
+	// itself underflows to 0 for an old episode's tiny weight, and ties
+	// at 0 would be taken in buffer order, oldest first. Remaining ties
+	// (an underflowed weight) go to the newer transition.
 	keys := make([]float64, 0, b.size)
 	for _, e := range b.episodes {
 		w := math.Pow(decay, float64(newest-e.Iteration))
 		for s := range e.Trajectory.Steps {
 			all = append(all, Transition{Episode: e, Step: s})
-			keys = append(keys, math.Pow(rng.Float64(), 1/w))
+			keys = append(keys, math.Log(rng.Float64())/w)
 		}
 	}
 	idx := make([]int, len(all))
 	for i := range idx {
 		idx[i] = i
 	}
-	sort.SliceStable(idx, func(a, b int) bool { return keys[idx[a]] > keys[idx[b]] })
+	sort.SliceStable(idx, func(a, b int) bool {
+		ka, kb := keys[idx[a]], keys[idx[b]]
+		return ka > kb || ka == kb && idx[a] > idx[b]
+	})
 	idx = idx[:min(n, len(idx))]
 	// In buffer order, so that the steps of an episode stay together in
 	// logs and batches.

@@ -82,7 +82,7 @@ func CritiqueRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 	roles.actor, roles.critic = actor, withAdapter(actor, criticPath)
 	roles.target = roles.critic
 	for _, t := range transitionsOf(episodesOf(0, trajs)) {
-		out.Records = append(out.Records, Record{T: t, Action: actionText(t.step().ParsedAction, t.step().Action)})
+		out.Records = append(out.Records, Record{T: t, Action: t.action()})
 	}
 	out.Counts.Transitions = len(out.Records)
 	fixed := func(purpose uint64) uint64 { return uint64(seed)<<8 ^ purpose }

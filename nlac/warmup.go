@@ -414,7 +414,7 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 	successor := m.cfg.Method == "nlac" || m.cfg.Method == "nlql"
 	optimal := 0
 	for i, t := range ts {
-		a := actionText(t.step().ParsedAction, t.step().Action)
+		a := t.action()
 		future := m.form().trueFuture(t)
 		good := envs.Equivalent(env, t.step().Action, experts[i])
 		if good {
@@ -433,12 +433,16 @@ func (m *roleModel) warmupSequences(ctx context.Context, ts []Transition) ([]tra
 		if successor {
 			examples = append(examples, roleExample{roleSuccessor, nil, future})
 		}
-		if !good && m.cfg.Method != "nlql" {
+		// The refinement learns from the critiques it will be given,
+		// those judged suboptimal, and only where the expert's action is
+		// another: judged by the outcome, an action other than the
+		// expert's may be approved, and the expert's own condemned.
+		if !judged && !good && m.cfg.Method != "nlql" {
 			examples = append(examples, roleExample{roleRefine, func(d *promptData) { d.Critique = critique }, experts[i]})
 		}
 		if successor && m.cfg.Merge == "prompt" && !t.Done() {
 			after := Transition{Episode: t.Episode, Step: t.Step + 1}
-			nextAction := actionText(after.step().ParsedAction, after.step().Action)
+			nextAction := after.action()
 			examples = append(examples, roleExample{roleMerge, mergeData(t, nextAction, m.form().trueFuture(after)), future})
 		}
 		for _, ex := range examples {
