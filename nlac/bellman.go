@@ -6,7 +6,6 @@ import (
 	"regexp"
 	"strconv"
 	"strings"
-
 )
 
 // The language Bellman backup builds the successor model's target for a
