@@ -662,6 +662,7 @@ func (c *Config) Validate() error {
 	switch c.Algorithm {
 	case "sft":
 		sft("sft", c.SFT, true)
+		check(c.SFT.Epochs == 1, "sft.epochs %d: the SFT baseline trains one epoch per iteration; set iterations for more epochs", c.SFT.Epochs)
 	case "grpo":
 		sft("warm_start", c.WarmStart, false)
 		g := c.GRPO

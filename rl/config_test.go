@@ -75,6 +75,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},
 		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
+		{"sft epochs", "env: math\nalgorithm: sft\nsft:\n  epochs: 3\n", nil, "sft.epochs 3: the SFT baseline trains one epoch per iteration"},
 	} {
 		_, err := LoadConfig(writeConfig(t, c.text), c.sets)
 		if err == nil || !strings.Contains(err.Error(), c.want) {

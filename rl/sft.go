@@ -11,8 +11,7 @@ import (
 // tokens only, one epoch per iteration, evaluated as the other
 // algorithms are.
 func trainSFT(ctx context.Context, r *Run) error {
-	s := r.Config.SFT
-	s.Epochs = 1
+	s := r.Config.SFT // s.Epochs is 1 (Validate)
 	// The demonstrations are played once; every iteration is an epoch
 	// over them.
 	var demos []train.Sequence

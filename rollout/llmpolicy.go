@@ -93,7 +93,7 @@ func (p *LLMPolicy) Act(ctx context.Context, batch []Request) ([]Response, error
 			return nil, fmt.Errorf("%s: %w", r.Env, err)
 		}
 		slot.episode, slot.messages, slot.dropped = r.Episode, len(r.Messages), dropped
-		reqs = append(reqs, llm.GenerateRequest{Tokens: tokens, Session: slot.session, Stream: uint64(r.Episode)})
+		reqs = append(reqs, llm.GenerateRequest{Tokens: tokens, Session: slot.session, Stream: turnStream(r.Episode, len(r.Messages))})
 		served = append(served, i)
 		out[i] = Response{PromptTokenIDs: tokens, DroppedMessages: dropped}
 	}
@@ -189,4 +189,14 @@ func (p *LLMPolicy) Prompt(msgs []chat.Message, droppedBefore int) (tokens []int
 		}
 	}
 	return nil, 0, &ContextFullError{Tokens: len(tokens), Budget: budget, ActionTokens: p.Sampling.MaxTokens}
+}
+
+// turnStream is the random stream of one turn of one episode. The engine
+// starts a stream's generator afresh at every call, so one stream per
+// episode gave each of its turns the same random numbers: the k-th token
+// of every turn drawn with the same uniform, turns that should be
+// independent draws of the policy correlated. The conversation's length
+// numbers the turn.
+func turnStream(episode, messages int) uint64 {
+	return uint64(episode)<<20 | uint64(messages)
 }

@@ -75,6 +75,40 @@ func TestLLMPolicyDrivesTheRunner(t *testing.T) {
 	}
 }
 
+// TestTurnsDrawTheirOwnRandomNumbers: at a temperature that makes the
+// tiny model's next-token distribution nearly uniform, two turns of one
+// episode sampled with the same random numbers would pick nearly the same
+// tokens; each turn must draw its own.
+func TestTurnsDrawTheirOwnRandomNumbers(t *testing.T) {
+	e := newEngine(t, llm.EngineOptions{Parallel: 2, Context: 512})
+	const n = 24
+	p := &LLMPolicy{Engine: e, Sampling: llm.Sampling{Temperature: 1000, TopP: 1, MaxTokens: n, IgnoreEOS: true, Seed: 3}}
+	defer p.Close()
+	msgs := []chat.Message{{Role: chat.System, Content: "Act."}, {Role: chat.User, Content: "You are in a room."}}
+	first, err := p.Act(context.Background(), []Request{{Env: "test", Messages: msgs, Slot: 0, Episode: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	msgs = append(msgs, chat.Message{Role: chat.Assistant, Content: first[0].Text}, chat.Message{Role: chat.User, Content: "You are in a hall."})
+	second, err := p.Act(context.Background(), []Request{{Env: "test", Messages: msgs, Slot: 0, Episode: 5}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	a, b := first[0].TokenIDs, second[0].TokenIDs
+	if len(a) != n || len(b) != n {
+		t.Fatalf("turns of %d and %d tokens, want %d each", len(a), len(b), n)
+	}
+	same := 0
+	for i := range a {
+		if a[i] == b[i] {
+			same++
+		}
+	}
+	if same > n/4 {
+		t.Fatalf("%d of %d tokens of the two turns are the same: the turns drew the same random numbers", same, n)
+	}
+}
+
 func TestPromptDropsOldTurnsToFit(t *testing.T) {
 	e := newEngine(t, llm.EngineOptions{Parallel: 1, Context: 256})
 	p := &LLMPolicy{Engine: e, Sampling: llm.Sampling{Temperature: 1, TopP: 1, MaxTokens: 32}}

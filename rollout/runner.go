@@ -212,6 +212,11 @@ func stream(ctx context.Context, cfg Config, policy Policy, emit func(ep int, t 
 		close(w.jobs)
 	}
 	wg.Wait()
+	if ctx.Err() != nil && errors.Is(err, ctx.Err()) {
+		if serr := c.salvage(); serr != nil {
+			return errors.Join(err, serr)
+		}
+	}
 	return err
 }
 
@@ -320,6 +325,31 @@ func (c *coordinator) settle() error {
 	return nil
 }
 
+// salvage emits, once the run has stopped early and its workers are gone,
+// the episodes that finished but were not emitted yet: those the
+// coordinator had received, and those still in the events buffer.
+func (c *coordinator) salvage() error {
+	for drained := false; !drained; {
+		select {
+		case ev := <-c.events:
+			if ev.done != nil {
+				c.finished[ev.slot] = ev.done
+			}
+		default:
+			drained = true
+		}
+	}
+	for s, t := range c.finished {
+		if t != nil {
+			c.finished[s] = nil
+			if err := c.emit(c.episode[s], t); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
 // act sends the pending requests to the policy as one batch and returns
 // each answer to its worker.
 func (c *coordinator) act(ctx context.Context) error {
@@ -399,7 +429,8 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 		t.Error = fmt.Sprintf("%d opening actions exceed the step limit of %d", len(start.Actions), maxSteps)
 		return t, nil
 	}
-	obs, err := call(w.cfg.StepTimeout, w.quit, func() (string, error) { return env.Reset(start.Split, start.Seed) })
+	release := func() { envs.Close(env) }
+	obs, err := call(w.cfg.StepTimeout, w.quit, release, func() (string, error) { return env.Reset(start.Split, start.Seed) })
 	if err != nil {
 		return w.fail(t, fmt.Errorf("reset: %w", err))
 	}
@@ -439,13 +470,7 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 				return t, nil
 			}
 		}
-		var res envs.StepResult
-		var err error
-		if w.cfg.StepTimeout > 0 {
-			res, err = call(w.cfg.StepTimeout, w.quit, func() (envs.StepResult, error) { return env.Step(resp.Text) })
-		} else {
-			res, err = env.Step(resp.Text)
-		}
+		res, err := call(w.cfg.StepTimeout, w.quit, release, func() (envs.StepResult, error) { return env.Step(resp.Text) })
 		if err != nil {
 			return w.fail(t, fmt.Errorf("step %d: %w", len(t.Steps)+1, err))
 		}
@@ -488,7 +513,7 @@ func (w *worker) episode(ep int) (*Trajectory, error) {
 func (w *worker) fail(t *Trajectory, err error) (*Trajectory, error) {
 	if errors.Is(err, errAborted) || errors.Is(err, errTimeout) {
 		// call gave up on the instance while a goroutine still uses it:
-		// forget it without closing it.
+		// forget it; call closes it once that goroutine is done.
 		w.env = nil
 	}
 	if errors.Is(err, errAborted) {
@@ -510,31 +535,54 @@ func (w *worker) discard() {
 // errTimeout marks a Reset or Step that exceeded Config.StepTimeout.
 var errTimeout = errors.New("timed out")
 
-// call runs f, bounded by timeout (when positive) and by quit. When it
-// gives up on f, f keeps running in the background with the instance,
-// which is why the caller then discards the instance.
-func call[T any](timeout time.Duration, quit <-chan struct{}, f func() (T, error)) (T, error) {
-	if timeout <= 0 {
-		return f()
-	}
+// call runs f, bounded by timeout (when positive) and by quit, so that
+// neither a hung environment nor the end of the run can block a worker.
+// When it gives up on f, f keeps running in the background with the
+// instance: the caller then forgets the instance, and release, which
+// closes it, runs once f has returned.
+func call[T any](timeout time.Duration, quit <-chan struct{}, release func(), f func() (T, error)) (T, error) {
 	type result struct {
 		v   T
 		err error
 	}
 	done := make(chan result, 1)
+	var mu sync.Mutex
+	returned, abandoned := false, false
 	go func() {
 		v, err := f()
+		mu.Lock()
+		returned = true
+		gone := abandoned
+		mu.Unlock()
+		if gone {
+			release()
+			return
+		}
 		done <- result{v, err}
 	}()
-	timer := time.NewTimer(timeout)
-	defer timer.Stop()
-	var zero T
+	var expired <-chan time.Time // nil: no timeout
+	if timeout > 0 {
+		timer := time.NewTimer(timeout)
+		defer timer.Stop()
+		expired = timer.C
+	}
+	var why error
 	select {
 	case r := <-done:
 		return r.v, r.err
-	case <-timer.C:
-		return zero, fmt.Errorf("%w after %v", errTimeout, timeout)
+	case <-expired:
+		why = fmt.Errorf("%w after %v", errTimeout, timeout)
 	case <-quit:
-		return zero, errAborted
+		why = errAborted
 	}
+	mu.Lock()
+	if returned { // f returned as the caller gave up: its result stands
+		mu.Unlock()
+		r := <-done
+		return r.v, r.err
+	}
+	abandoned = true
+	mu.Unlock()
+	var zero T
+	return zero, why
 }

@@ -284,7 +284,7 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 	cfg := rollout.Config{
 		NewEnv: func() envs.Env {
 			made.Add(1)
-			return &flaky{Guess: rollouttest.New(), failSeed: failSeed, slowSeed: slowSeed, slowFor: 5 * time.Second, closed: &closed}
+			return &flaky{Guess: rollouttest.New(), failSeed: failSeed, slowSeed: slowSeed, slowFor: time.Second, closed: &closed}
 		},
 		Parallel:    3,
 		Episodes:    12,
@@ -296,7 +296,7 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if elapsed := time.Since(start); elapsed > 3*time.Second {
+	if elapsed := time.Since(start); elapsed > 900*time.Millisecond {
 		t.Fatalf("run took %v: the step timeout did not cut the slow step", elapsed)
 	}
 	for _, tr := range trajs {
@@ -319,12 +319,18 @@ func TestEnvironmentFailureIsRecordedAndRunContinues(t *testing.T) {
 		}
 	}
 	// Both failed instances were replaced; the one that failed outright and
-	// the survivors were closed, the abandoned one was not.
+	// the survivors were closed, the abandoned one not while its step ran,
+	// but once it returned.
 	if got := made.Load(); got != int32(cfg.Parallel)+2 {
 		t.Fatalf("made %d instances, want %d", got, cfg.Parallel+2)
 	}
 	if got := closed.Load(); got != int32(cfg.Parallel)+1 {
 		t.Fatalf("closed %d instances, want %d", got, cfg.Parallel+1)
+	}
+	for deadline := time.Now().Add(3 * time.Second); closed.Load() != int32(cfg.Parallel)+2; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatalf("closed %d instances 3s after the slow step, want %d: the abandoned instance was never closed", closed.Load(), cfg.Parallel+2)
+		}
 	}
 	s := rollout.Summarize(trajs)
 	if s.Errors != 2 || s.Episodes != 10 || s.SuccessRate != 1 {
@@ -419,6 +425,83 @@ func TestCancellationStopsTheRun(t *testing.T) {
 	for _, tr := range trajs {
 		if err := tr.Validate(); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// hanging is the guessing game whose steps hang on one seed until
+// released, as a stuck remote environment's would.
+type hanging struct {
+	*rollouttest.Guess
+	hangSeed int64
+	entered  chan<- struct{}
+	release  <-chan struct{}
+	seed     int64
+}
+
+func (h *hanging) Reset(split envs.Split, seed int64) (string, error) {
+	h.seed = seed
+	return h.Guess.Reset(split, seed)
+}
+
+func (h *hanging) Step(action string) (envs.StepResult, error) {
+	if h.seed == h.hangSeed {
+		h.entered <- struct{}{}
+		<-h.release
+	}
+	return h.Guess.Step(action)
+}
+
+// TestCancellationKeepsFinishedEpisodes: with no step timeout, an
+// environment that hangs must not keep a cancelled run from returning,
+// and the episode that had finished beside it is returned.
+func TestCancellationKeepsFinishedEpisodes(t *testing.T) {
+	quick := oneStepSeed(t)
+	entered, release := make(chan struct{}, 1), make(chan struct{})
+	defer close(release)
+	cfg := rollout.Config{
+		NewEnv: func() envs.Env {
+			return &hanging{Guess: rollouttest.New(), hangSeed: quick + 1, entered: entered, release: release}
+		},
+		Parallel: 2, Episodes: 2,
+		Starts: []rollout.Start{{Split: envs.Train, Seed: quick}, {Split: envs.Train, Seed: quick + 1}},
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	type result struct {
+		trajs []rollout.Trajectory
+		err   error
+	}
+	done := make(chan result, 1)
+	go func() {
+		trajs, err := rollout.Run(ctx, cfg, rollout.Expert())
+		done <- result{trajs, err}
+	}()
+	<-entered
+	time.Sleep(50 * time.Millisecond) // the quick episode's step ends meanwhile
+	cancel()
+	select {
+	case r := <-done:
+		if !errors.Is(r.err, context.Canceled) {
+			t.Fatalf("got %v, want context.Canceled", r.err)
+		}
+		if len(r.trajs) != 1 || r.trajs[0].Seed != quick || !r.trajs[0].Success {
+			t.Fatalf("%d trajectories returned (%+v), want the finished episode of seed %d", len(r.trajs), r.trajs, quick)
+		}
+	case <-time.After(3 * time.Second):
+		t.Fatal("the cancelled run did not return within 3s: it waits for the hung environment")
+	}
+}
+
+// oneStepSeed returns the first train seed whose game the expert's first
+// guess wins.
+func oneStepSeed(t *testing.T) int64 {
+	for seed := int64(0); ; seed++ {
+		g := rollouttest.New()
+		if _, err := g.Reset(envs.Train, seed); err != nil {
+			t.Fatal(err)
+		}
+		if g.Target() == 8 { // the expert's first guess on 1..16
+			return seed
 		}
 	}
 }
