@@ -165,3 +165,110 @@ func TestRunInterruptAndResume(t *testing.T) {
 		}
 	}
 }
+
+// seen is CrossEntropy that counts how often each sequence (by its first
+// token's address) is trained on, and can cancel the run at its n-th
+// micro-batch.
+type seen struct {
+	CrossEntropy
+	counts   map[*int32]int
+	calls    int
+	cancelAt int
+	cancel   func()
+}
+
+func (s *seen) Eval(seqs []Sequence, logp, grad [][]float32) (float64, map[string]float64, error) {
+	s.calls++
+	for _, q := range seqs {
+		s.counts[&q.Tokens[0]]++
+	}
+	if s.calls == s.cancelAt {
+		s.cancel()
+	}
+	return s.CrossEntropy.Eval(seqs, logp, grad)
+}
+
+// TestRunTrainsEverySequenceOnceAnEpoch: each epoch's shuffle splits the
+// data into micro-batches of its own, as many or not as another epoch's,
+// and a run trains on every sequence once an epoch: also when it resumes,
+// after an interrupt, with other batch settings, as a run whose
+// micro-batch outgrew memory is told to.
+func TestRunTrainsEverySequenceOnceAnEpoch(t *testing.T) {
+	var seqs []Sequence // of 23 and 14 tokens
+	for i := range 6 {
+		seqs = append(seqs, testSequences(300, uint64(80+i))...)
+	}
+	seed := uint64(1)
+	for len(microBatches(seqs, 40, seed, 0, 0)) == len(microBatches(seqs, 40, seed, 1, 0)) {
+		seed++
+	}
+	counts := func(s *seen, want int) {
+		t.Helper()
+		for i := range seqs {
+			if n := s.counts[&seqs[i].Tokens[0]]; n != want {
+				t.Errorf("sequence %d trained on %d times, want %d", i, n, want)
+			}
+		}
+	}
+	loss := &seen{counts: map[*int32]int{}}
+	res, err := Run(context.Background(), newMicro(t, Config{}), seqs, RunOptions{Epochs: 2, BatchTokens: 40, Seed: seed, Loss: loss})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := len(microBatches(seqs, 40, seed, 0, 0)) + len(microBatches(seqs, 40, seed, 1, 0)); res.Steps != want {
+		t.Errorf("%d steps, want %d: the micro-batches of both epochs", res.Steps, want)
+	}
+	counts(loss, 2)
+
+	ctx, cancel := context.WithCancel(context.Background())
+	loss = &seen{counts: map[*int32]int{}, cancelAt: 3, cancel: cancel}
+	opts := RunOptions{BatchTokens: 40, Seed: seed, Loss: loss, CheckpointDir: t.TempDir()}
+	if _, err := Run(ctx, newMicro(t, Config{}), seqs, opts); !errors.Is(err, ErrInterrupted) {
+		t.Fatalf("cancelled run: %v", err)
+	}
+	// Cancelled in its third micro-batch, the run took that step (the
+	// context is read between micro-batches): loss has counted the three
+	// micro-batches trained on before the checkpoint.
+	opts.BatchTokens, opts.Accumulate, opts.Resume = 20, 2, true
+	if _, err := Run(context.Background(), newMicro(t, Config{}), seqs, opts); err != nil {
+		t.Fatal(err)
+	}
+	counts(loss, 1)
+}
+
+// TestRunInterruptedMidStepResumesItsDropout: a run cancelled between the
+// micro-batches of a step (accumulation 2) has drawn dropout masks for
+// the first; resumed, the step draws the masks an uninterrupted run does.
+func TestRunInterruptedMidStepResumesItsDropout(t *testing.T) {
+	cfg := Config{Seed: 2, LoRA: LoRAConfig{Rank: 4, Dropout: 0.05}, Optimizer: AdamW{LR: 5e-3}, Schedule: Schedule{Warmup: 1}}
+	var seqs []Sequence
+	for i := range 6 {
+		seqs = append(seqs, testSequences(300, uint64(30+i))...)
+	}
+	opts := RunOptions{BatchTokens: 40, Accumulate: 2, Seed: 5}
+	var want []float64
+	opts.Progress = func(p Progress) { want = append(want, p.Loss) }
+	if _, err := Run(context.Background(), newMicro(t, cfg), seqs, opts); err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	var got []float64
+	opts.Progress = func(p Progress) { got = append(got, p.Loss) }
+	opts.CheckpointDir = t.TempDir()
+	opts.Loss = &seen{counts: map[*int32]int{}, cancelAt: 5, cancel: cancel} // the first micro-batch of step 3
+	if _, err := Run(ctx, newMicro(t, cfg), seqs, opts); !errors.Is(err, ErrInterrupted) || len(got) != 2 {
+		t.Fatalf("cancelled run: %v after %d steps, want an interrupt after 2", err, len(got))
+	}
+	opts.Resume = true
+	if _, err := Run(context.Background(), newMicro(t, cfg), seqs, opts); err != nil {
+		t.Fatal(err)
+	}
+	if len(got) != len(want) {
+		t.Fatalf("%d steps interrupted and resumed, %d uninterrupted", len(got), len(want))
+	}
+	for i := range want {
+		if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {
+			t.Errorf("step %d: loss %.7f resumed, %.7f uninterrupted", i+1, got[i], want[i])
+		}
+	}
+}

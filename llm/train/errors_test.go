@@ -219,6 +219,11 @@ func TestGradientCheckpointing(t *testing.T) {
 
 	budget := (full + less) / 2
 	auto := trainer(Config{MemoryBudget: budget})
+	// Checking the memory a micro-batch needs computes nothing: it is
+	// not counted as a checkpointed micro-batch.
+	if err := auto.CheckMemory(seqs); err != nil || auto.Checkpointed() != 0 {
+		t.Errorf("CheckMemory under a budget between the two: %v, %d micro-batches counted as checkpointed, want none", err, auto.Checkpointed())
+	}
 	ra, ga := gradients(t, auto, seqs, CrossEntropy{})
 	if auto.Checkpointed() != 1 || ra.Loss != rk.Loss || maxGradDiff(gk, ga) != 0 {
 		t.Errorf("under a budget between the two: %d micro-batches checkpointed, loss %g (want %g)", auto.Checkpointed(), ra.Loss, rk.Loss)
@@ -273,7 +278,7 @@ func TestRunKeepsItsStepsWhenAMicroBatchFails(t *testing.T) {
 	opts := RunOptions{BatchTokens: 30, Seed: 3, CheckpointDir: t.TempDir()}
 	// Spoil a micro-batch after the second, other than the one the run
 	// checks before it starts.
-	batches := microBatches(seqs, opts.BatchTokens, opts.Seed, 0)
+	batches := microBatches(seqs, opts.BatchTokens, opts.Seed, 0, 0)
 	checked := func(b []Sequence) bool {
 		return slices.ContainsFunc(largestBatches(newMicro(t, Config{}), batches), func(c []Sequence) bool { return &c[0].Tokens[0] == &b[0].Tokens[0] })
 	}
@@ -292,7 +297,11 @@ func TestRunKeepsItsStepsWhenAMicroBatchFails(t *testing.T) {
 		t.Fatalf("want micro-batch %d's error and a checkpoint of %d steps, got %v", k+1, k, err)
 	}
 	var at cursor
-	if err := newMicro(t, Config{}).LoadCheckpoint(filepath.Join(opts.CheckpointDir, CheckpointFile), &at); err != nil || at != (cursor{0, k}) {
-		t.Fatalf("checkpoint at %+v (%v), want micro-batch %d of the first epoch", at, err, k+1)
+	used := 0
+	for _, mb := range batches[:k] {
+		used += len(mb)
+	}
+	if err := newMicro(t, Config{}).LoadCheckpoint(filepath.Join(opts.CheckpointDir, CheckpointFile), &at); err != nil || at != (cursor{Epoch: 0, Seqs: used}) {
+		t.Fatalf("checkpoint at %+v (%v), want the %d sequences of the first epoch's %d micro-batches before it", at, err, used, k)
 	}
 }

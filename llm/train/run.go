@@ -67,11 +67,17 @@ var ErrInterrupted = errors.New("training interrupted")
 // CheckpointFile is the checkpoint's name in RunOptions.CheckpointDir.
 const CheckpointFile = "checkpoint.gguf"
 
-// cursor is Run's position in the data, kept in checkpoints: the next
-// micro-batch of an epoch, at a step boundary.
+// cursor is Run's position in the data, kept in checkpoints at a step
+// boundary: how many sequences of the epoch's shuffled order the steps
+// before it trained on. Counted in sequences, not micro-batches, so that
+// a run resumed with other batch settings (after a micro-batch outgrew
+// the memory budget, say) goes on with the rest of the epoch. Batch, the
+// next micro-batch, is what checkpoints written before 2026-12-06 hold
+// instead: it is read with the run's own batch settings.
 type cursor struct {
 	Epoch int `json:"epoch"` // from 0
-	Batch int `json:"batch"`
+	Seqs  int `json:"seqs,omitempty"`
+	Batch int `json:"batch,omitempty"`
 }
 
 // largestBatches are the micro-batches that need the most memory, as
@@ -99,9 +105,11 @@ func largestBatches(t *Trainer, batches [][]Sequence) [][]Sequence {
 }
 
 // microBatches splits the sequences, shuffled for the epoch, into
-// micro-batches of up to budget tokens.
-func microBatches(seqs []Sequence, budget int, seed uint64, epoch int) [][]Sequence {
+// micro-batches of up to budget tokens, leaving out the first skip of the
+// shuffled order.
+func microBatches(seqs []Sequence, budget int, seed uint64, epoch, skip int) [][]Sequence {
 	order := rand.New(rand.NewPCG(seed, uint64(epoch))).Perm(len(seqs))
+	order = order[min(skip, len(order)):]
 	var batches [][]Sequence
 	var cur []Sequence
 	n := 0
@@ -145,14 +153,6 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 		return RunResult{}, fmt.Errorf("epochs %d, batch tokens %d, accumulation %d, checkpoint interval %d and step limit %d must not be negative",
 			o.Epochs, o.BatchTokens, o.Accumulate, o.CheckpointEvery, o.MaxSteps)
 	}
-	perEpoch := (len(microBatches(seqs, o.BatchTokens, o.Seed, 0)) + o.Accumulate - 1) / o.Accumulate
-	steps := perEpoch * o.Epochs
-	if o.MaxSteps > 0 {
-		steps = min(steps, o.MaxSteps)
-	}
-	if t.cfg.Schedule.Total == 0 {
-		t.cfg.Schedule.Total = steps
-	}
 	ckpt := ""
 	if o.CheckpointDir != "" {
 		ckpt = filepath.Join(o.CheckpointDir, CheckpointFile)
@@ -165,6 +165,31 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 		if err := t.LoadCheckpoint(ckpt, &at); err != nil {
 			return RunResult{}, fmt.Errorf("resume: %w", err)
 		}
+		if at.Seqs == 0 && at.Batch > 0 {
+			batches := microBatches(seqs, o.BatchTokens, o.Seed, at.Epoch, 0)
+			for _, mb := range batches[:min(at.Batch, len(batches))] {
+				at.Seqs += len(mb)
+			}
+		}
+	}
+	// Each epoch's shuffle splits the data into micro-batches of its own,
+	// as many or not as another's.
+	epochBatches := func(epoch int) [][]Sequence {
+		skip := 0
+		if epoch == at.Epoch {
+			skip = at.Seqs
+		}
+		return microBatches(seqs, o.BatchTokens, o.Seed, epoch, skip)
+	}
+	steps := t.step // taken before a resumed run
+	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
+		steps += (len(epochBatches(epoch)) + o.Accumulate - 1) / o.Accumulate
+	}
+	if o.MaxSteps > 0 {
+		steps = min(steps, o.MaxSteps)
+	}
+	if t.cfg.Schedule.Total == 0 {
+		t.cfg.Schedule.Total = steps
 	}
 	save := func(c cursor) error {
 		if ckpt == "" {
@@ -176,11 +201,13 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 		return t.SaveCheckpoint(ckpt, c)
 	}
 
-	// A budget the largest micro-batches do not fit fails now, not hours
-	// in.
-	for _, mb := range largestBatches(t, microBatches(seqs, o.BatchTokens, o.Seed, at.Epoch)) {
-		if err := t.CheckMemory(mb); err != nil {
-			return RunResult{}, fmt.Errorf("the largest micro-batch: %w", err)
+	// A budget the largest micro-batches of any epoch do not fit fails
+	// now, not hours in.
+	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
+		for _, mb := range largestBatches(t, epochBatches(epoch)) {
+			if err := t.CheckMemory(mb); err != nil {
+				return RunResult{}, fmt.Errorf("the largest micro-batch of epoch %d: %w", epoch+1, err)
+			}
 		}
 	}
 
@@ -188,20 +215,33 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 	start := time.Now()
 	var doneTokens int64
 	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
-		batches := microBatches(seqs, o.BatchTokens, o.Seed, epoch)
-		first := 0
+		batches := epochBatches(epoch)
+		used := 0 // sequences of the epoch the steps before b trained on
 		if epoch == at.Epoch {
-			first = at.Batch
+			used = at.Seqs
 		}
-		for b := first; b < len(batches) && t.step < steps; b += o.Accumulate {
+		for b := 0; b < len(batches) && t.step < steps; b += o.Accumulate {
 			var loss, targets float64
 			tokens := 0
 			metrics := map[string]float64{}
 			end := min(b+o.Accumulate, len(batches))
+			// A step abandoned midway has drawn dropout masks for its
+			// earlier micro-batches: its checkpoint keeps the generator
+			// as it was before the step, as an uninterrupted run has it.
+			rng, err := t.pcg.MarshalBinary()
+			if err != nil {
+				return res, err
+			}
+			abandon := func() error {
+				t.ZeroGrad()
+				return t.pcg.UnmarshalBinary(rng)
+			}
 			for _, mb := range batches[b:end] {
 				if err := ctx.Err(); err != nil {
-					t.ZeroGrad()
-					if err := save(cursor{epoch, b}); err != nil {
+					if aerr := abandon(); aerr != nil {
+						return res, aerr
+					}
+					if err := save(cursor{Epoch: epoch, Seqs: used}); err != nil {
 						return res, fmt.Errorf("%w; the checkpoint failed too: %v", ErrInterrupted, err)
 					}
 					if ckpt == "" {
@@ -211,12 +251,14 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 				}
 				r, err := t.Accumulate(mb, o.Loss)
 				if err != nil {
-					t.ZeroGrad()
+					if aerr := abandon(); aerr != nil {
+						return res, errors.Join(err, aerr)
+					}
 					err = fmt.Errorf("epoch %d, micro-batch %d: %w", epoch+1, b+1, err)
 					// The steps taken so far are kept for a run resumed
 					// with other settings.
 					if ckpt != "" && res.Steps > 0 {
-						if serr := save(cursor{epoch, b}); serr != nil {
+						if serr := save(cursor{Epoch: epoch, Seqs: used}); serr != nil {
 							return res, fmt.Errorf("%w; the checkpoint failed too: %v", err, serr)
 						}
 						return res, fmt.Errorf("%w; the %d steps before it are in the checkpoint %s, to continue with other settings", err, t.step, ckpt)
@@ -238,6 +280,9 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 			for k := range metrics {
 				metrics[k] /= targets
 			}
+			for _, mb := range batches[b:end] {
+				used += len(mb)
+			}
 			doneTokens += int64(tokens)
 			res.Steps++
 			if res.Steps == 1 {
@@ -252,9 +297,9 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 					Tokens: tokens, TokensPS: tps, Elapsed: elapsed, ETA: eta, Metrics: metrics, ActMemory: t.ActivationBytes()})
 			}
 			if o.CheckpointEvery > 0 && t.step%o.CheckpointEvery == 0 {
-				next := cursor{epoch, end}
+				next := cursor{Epoch: epoch, Seqs: used}
 				if end >= len(batches) {
-					next = cursor{epoch + 1, 0}
+					next = cursor{Epoch: epoch + 1}
 				}
 				if err := save(next); err != nil {
 					return res, err

@@ -551,6 +551,7 @@ func (t *Trainer) run(seqs []Sequence, loss Loss, base bool) (*runResult, error)
 // computing anything: a run can find a micro-batch that does not fit
 // before it has trained for an hour.
 func (t *Trainer) CheckMemory(seqs []Sequence) error {
+	defer func(computed int) { t.checkpointed = computed }(t.checkpointed) // nothing was computed
 	_, g, err := t.microBatchGraph(seqs, true, false)
 	if err != nil {
 		return err
