@@ -458,6 +458,12 @@ func TestUserPrompts(t *testing.T) {
 	if _, err := LoadPrompts(dir); err == nil || !strings.Contains(err.Error(), `no {{define "system"}}`) {
 		t.Errorf("template without a system section: %v", err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "refine.tmpl"), []byte(`{{define "system"}}R{{end}}{{define "user"}}{{.Futurs}}{{end}}`), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := LoadPrompts(dir); err == nil || !strings.Contains(err.Error(), "refine.tmpl") || !strings.Contains(err.Error(), "Futurs") {
+		t.Errorf("template with a misspelt field: %v, want an error naming the file and the field when loaded", err)
+	}
 }
 
 // TestBuiltinRolesShareTheirHead: the built-in prompts of every role

@@ -4,6 +4,7 @@ import (
 	"embed"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -62,6 +63,11 @@ func LoadPrompts(dir string) (*Prompts, error) {
 		for _, part := range []string{"system", "user"} {
 			if t.Lookup(part) == nil {
 				return nil, fmt.Errorf("prompt template %s: no {{define %q}} section", source, part)
+			}
+			// A misspelt field ({{.Futurs}}) parses; it fails when run,
+			// which must be now, not after a warm-up's episodes.
+			if err := t.ExecuteTemplate(io.Discard, part, promptData{Futures: []string{"a future"}}); err != nil {
+				return nil, fmt.Errorf("prompt template %s: %w", source, err)
 			}
 		}
 		p.byRole[role] = t

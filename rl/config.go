@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"math"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -629,6 +631,17 @@ func (c *Config) Validate() error {
 			errs = append(errs, fmt.Errorf(format, args...))
 		}
 	}
+	// Comparisons below let NaN through (it is neither negative nor
+	// positive) and a learning rate of +Inf; both would fail only after
+	// a warm start had run.
+	for _, key := range nonFinite(reflect.ValueOf(*c), "") {
+		check(false, "%s: must be a finite number", key)
+	}
+	// Sampling takes 0 (greedy) or at least llm.MinTemperature.
+	for key, t := range map[string]float64{"rollout.temperature": c.Rollout.Temperature, "eto.temperature": c.ETO.Temperature,
+		"stepagent.temperature": c.StepAgent.Temperature, "nlac.temperature": c.NLAC.Temperature, "nlac.warmup.branch_temperature": c.NLAC.Warmup.BranchTemperature} {
+		check(t <= 0 || t >= llm.MinTemperature, "%s %g: below %g use 0, greedy decoding", key, t, llm.MinTemperature)
+	}
 	check(slices.Contains(Algorithms(), c.Algorithm), "algorithm %q: want one of %s", c.Algorithm, strings.Join(Algorithms(), ", "))
 	check(c.Env != "", "env: none given")
 	check(c.Model != "", "model: none given")
@@ -783,3 +796,25 @@ func (c *Config) LoadOptions() (llm.LoadOptions, error) {
 // ActorAdapter names the policy's adapter in the trainer and the run
 // directory.
 const ActorAdapter = "actor"
+
+// nonFinite lists the keys of the float settings under v (a Config or
+// one of its sections, its keys prefixed) that are NaN or infinite.
+func nonFinite(v reflect.Value, prefix string) []string {
+	var keys []string
+	for i := range v.NumField() {
+		f, tag := v.Field(i), v.Type().Field(i).Tag.Get("yaml")
+		name, _, _ := strings.Cut(tag, ",")
+		if name == "" || name == "-" {
+			continue
+		}
+		switch f.Kind() {
+		case reflect.Float32, reflect.Float64:
+			if x := f.Float(); math.IsNaN(x) || math.IsInf(x, 0) {
+				keys = append(keys, prefix+name)
+			}
+		case reflect.Struct:
+			keys = append(keys, nonFinite(f, prefix+name+".")...)
+		}
+	}
+	return keys
+}

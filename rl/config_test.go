@@ -75,6 +75,9 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},
 		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
+		{"a learning rate of inf", "env: math\n", []string{"grpo.lr=.inf"}, "grpo.lr: must be a finite number"},
+		{"a NaN clip", "env: math\n", []string{"ppo.clip=.nan"}, "ppo.clip: must be a finite number"},
+		{"a temperature too low to sample", "env: math\n", []string{"rollout.temperature=0.0005"}, "rollout.temperature 0.0005: below 0.001 use 0"},
 		{"sft epochs", "env: math\nalgorithm: sft\nsft:\n  epochs: 3\n", nil, "sft.epochs 3: the SFT baseline trains one epoch per iteration"},
 	} {
 		_, err := LoadConfig(writeConfig(t, c.text), c.sets)
