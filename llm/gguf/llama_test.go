@@ -29,6 +29,12 @@ func TestCheckLlamaMetadata(t *testing.T) {
 		{"float heads", KV{"llama.attention.head_count", []float32{4, 4}}, "array of f32, want integers"},
 		{"adapter alpha", KV{"adapter.lora.alpha", float64(16)}, "adapter.lora.alpha has type f64, want f32"},
 		{"architecture type", KV{"general.architecture", []string{"llama"}}, "general.architecture has type arr[str], want str"},
+		{"duplicate tokens", KV{"tokenizer.ggml.tokens", []string{"a", "b", "a"}}, `tokenizer.ggml.tokens holds "a" twice (tokens 0 and 2)`},
+		{"empty token named as a token", KV{"tokenizer.ggml.tokens", []string{"[EMPTY_2]", "b", ""}}, `holds "[EMPTY_2]" twice`},
+		{"experts used without experts", KV{"llama.expert_used_count", uint32(2)}, "llama.expert_used_count 2 is over llama.expert_count 0"},
+		{"too many experts", KV{"llama.expert_count", uint32(600)}, "llama.expert_count 600 is over 512"},
+		{"rope scaling", KV{"llama.rope.scaling.type", "bogus"}, `llama.rope.scaling.type "bogus", want none, linear, yarn or longrope`},
+		{"rope scaling known", KV{"llama.rope.scaling.type", "yarn"}, ""},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
