@@ -267,6 +267,48 @@ func TestResumeNeedsARun(t *testing.T) {
 	}
 }
 
+// TestStoppedRunKeepsItsSettings: a directory where a run stopped before
+// its first iteration finished, keeping what its first phase made
+// (config.yaml and a checkpoint, no state.json), is taken up without
+// --resume only with the same settings, so that another run does not
+// reuse it; one that stopped before it kept anything (on a missing
+// model) may be started again with other settings.
+func TestStoppedRunKeepsItsSettings(t *testing.T) {
+	dir := t.TempDir()
+	started := resumeConfig()
+	text, err := started.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	open := func(cfg Config) error {
+		return Train(context.Background(), cfg, Options{ModelPath: "no-model.gguf", Dir: dir, NewEnv: func() envs.Env { return &letters{} }})
+	}
+	changed := resumeConfig()
+	changed.GRPO.LR *= 2
+	// Declared (a sweep's cell) or stopped on its model: its settings may
+	// change.
+	for range 2 {
+		if err := open(changed); err == nil || !strings.Contains(err.Error(), "no-model.gguf") {
+			t.Fatalf("a run that kept nothing: want the settings check passed and the missing model refused, got %v", err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "checkpoints", "fine-tune.ckpt"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(changed); err == nil || !strings.Contains(err.Error(), "stopped in its first iteration, started with other settings (grpo.lr:") {
+		t.Fatalf("a stopped run with another grpo.lr: want it refused, got %v", err)
+	}
+	if err := open(resumeConfig()); err == nil || !strings.Contains(err.Error(), "no-model.gguf") {
+		t.Fatalf("a stopped run with its own settings: want it taken up (and the missing model refused), got %v", err)
+	}
+}
+
 // TestResumeKeepsItsSettings: a resume that would change what the run
 // learns is refused with every changed key named; more iterations, other
 // threads, another evaluation schedule or label, another algorithm's

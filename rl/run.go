@@ -156,6 +156,21 @@ func Open(cfg Config, o Options) (*Run, error) {
 		if _, err := os.Stat(filepath.Join(o.Dir, "config.yaml")); err != nil {
 			return nil, fmt.Errorf("--resume: %s holds no run (no state.json, no config.yaml)", o.Dir)
 		}
+	default:
+		// A run stopped in its first phase, taken up again without
+		// --resume (as a sweep does), goes on from what that phase kept:
+		// only with the settings that made it, or NLAC would warm up on
+		// another judge's examples and a fine-tuning start over.
+		if keptFromFirstPhase(o.Dir) {
+			changed, err := changedSettings(o.Dir, cfg, r.State)
+			if err != nil {
+				return nil, err
+			}
+			if len(changed) > 0 {
+				return nil, fmt.Errorf("%s holds a run stopped in its first iteration, started with other settings (%s): continue it with its own settings (--resume), remove the directory to start over, or choose another --out",
+					o.Dir, strings.Join(changed, "; "))
+			}
+		}
 	}
 	if o.Resume {
 		if err := checkResumedConfig(o.Dir, cfg, r.State); err != nil {
@@ -523,6 +538,23 @@ func ReadTrajectories(dir, name string) ([]rollout.Trajectory, error) {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
 	return trajs, nil
+}
+
+// keptFromFirstPhase reports whether dir holds what a run's first phase
+// keeps for the run to go on from (a fine-tuning's checkpoint, NLAC's
+// warm-up examples), beside its config.yaml. The empty directories Open
+// makes do not count: a run that stopped there (on a missing model, say)
+// kept nothing.
+func keptFromFirstPhase(dir string) bool {
+	if _, err := os.Stat(filepath.Join(dir, "config.yaml")); err != nil {
+		return false
+	}
+	for _, sub := range []string{"checkpoints", "nlac"} {
+		if entries, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(entries) > 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // appendMetrics appends m to the metrics file after dropping the lines of
