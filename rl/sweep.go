@@ -261,9 +261,10 @@ type sweepRunner struct {
 	cells []sweepCell
 }
 
-// lookUp finds the environment and the model of every selected run (each
-// distinct one once) before the first trains: a name mistyped in the
-// sweep file is an error now, not hours into the grid.
+// lookUp finds the environment, the model and the files the settings
+// name of every selected run (each distinct one once) before the first
+// trains: a name mistyped in the sweep file is an error now, not hours
+// into the grid.
 func (r *sweepRunner) lookUp() error {
 	seen := map[string]bool{}
 	for _, cell := range r.cells {
@@ -285,6 +286,24 @@ func (r *sweepRunner) lookUp() error {
 				return fmt.Errorf("sweep %s: %w", cell.name(), err)
 			}
 			seen["model "+cfg.Model] = true
+		}
+		// init_adapter is left out: with init_from_sft it is an SFT run's
+		// adapter that the sweep makes first.
+		files := map[string]string{}
+		switch cfg.Algorithm {
+		case "stepagent":
+			files["stepagent.expert"] = cfg.StepAgent.Expert
+		case "nlac":
+			files["nlac.prompts"] = cfg.NLAC.Prompts
+		}
+		for key, path := range files {
+			if path == "" || seen["file "+path] {
+				continue
+			}
+			if _, err := os.Stat(path); err != nil {
+				return fmt.Errorf("sweep %s: %s: %w", cell.name(), key, err)
+			}
+			seen["file "+path] = true
 		}
 	}
 	return nil

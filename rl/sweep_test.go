@@ -101,6 +101,18 @@ func TestSweepFindsMistypedNamesFirst(t *testing.T) {
 	if err == nil || !strings.Contains(err.Error(), `sweep gues-sft-seed1: unknown environment "gues"`) || strings.Contains(log.String(), "sweep: run") {
 		t.Fatalf("want the mistyped environment found before any run; got %v\n%s", err, log.String())
 	}
+
+	// So is a missing expert file of a later run.
+	missing := filepath.Join(t.TempDir(), "experts.jsonl")
+	s, err = ReadSweep(writeConfig(t, "out: grid\nalgorithms: [sft, stepagent]\nenvs: [guess]\nseeds: [1]\n"+guessSweepConfig+"  stepagent: {expert: "+missing+"}\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	err = RunSweep(context.Background(), s, guessSweepEnv(tinyModel(t), &log))
+	if err == nil || !strings.Contains(err.Error(), "sweep guess-stepagent-seed1: stepagent.expert: ") || !strings.Contains(err.Error(), missing) || strings.Contains(log.String(), "sweep: run") {
+		t.Fatalf("want the missing expert file found before any run; got %v\n%s", err, log.String())
+	}
 }
 
 // TestRunSweep runs a small grid to the end, then again: the second time
