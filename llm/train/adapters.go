@@ -12,8 +12,10 @@ import (
 // empty.
 const DefaultAdapter = "default"
 
-// AdapterOptions configure an adapter added with AddAdapter. Zero values
-// take the trainer's configuration.
+// AdapterOptions configure an adapter added with AddAdapter. A zero
+// Optimizer or Schedule takes the active adapter's as they are then (a
+// learning rate SetLR changed, a schedule length Run set); an Optimizer
+// given in part has AdamW's defaults for the rest, not the trainer's.
 type AdapterOptions struct {
 	Optimizer AdamW
 	Schedule  Schedule
