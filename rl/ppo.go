@@ -31,12 +31,8 @@ func criticOptions(c Config) train.AdapterOptions {
 // λ-returns by cross-entropy.
 func trainPPO(ctx context.Context, r *Run) error {
 	c := r.Config.PPO
-	if err := r.WarmStart(ctx); err != nil {
-		return err
-	}
-	if err := r.Trainer.SetLR(c.LR); err != nil {
-		return err
-	}
+	// The value tokens are checked before the warm start, which can take
+	// an hour.
 	yes, err := r.SingleToken(c.ValueToken)
 	if err != nil {
 		return fmt.Errorf("ppo.value_token: %w", err)
@@ -47,6 +43,12 @@ func trainPPO(ctx context.Context, r *Run) error {
 	}
 	if yes == no {
 		return fmt.Errorf("ppo.value_token %q and ppo.negative_token %q are the same token of this model: the critic's log-odds would always be 0", c.ValueToken, c.NegativeToken)
+	}
+	if err := r.WarmStart(ctx); err != nil {
+		return err
+	}
+	if err := r.Trainer.SetLR(c.LR); err != nil {
+		return err
 	}
 	for it := r.State.Iteration + 1; it <= r.Config.Iterations; it++ {
 		r.BeginIteration(it)

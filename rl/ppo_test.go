@@ -1,7 +1,10 @@
 package rl
 
 import (
+	"context"
 	"math"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -106,6 +109,22 @@ func TestLogOddsCrossEntropy(t *testing.T) {
 	}
 	if _, _, err := (LogOddsCrossEntropy{Pairs: loss.Pairs, Labels: [][]float64{{1}, {0}}}).Eval(seqs, logp, zeros()); err == nil || !strings.Contains(err.Error(), "2 probes and 1 labels") {
 		t.Errorf("a missing label: %v", err)
+	}
+}
+
+// TestPPOChecksItsTokensFirst: a value token that is not one token of the
+// model is an error before the warm start trains, not after it.
+func TestPPOChecksItsTokensFirst(t *testing.T) {
+	cfg := lettersConfig("ppo", 1)
+	cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 256}
+	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "yes please", "n"
+	dir := t.TempDir()
+	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }})
+	if err == nil || !strings.Contains(err.Error(), "ppo.value_token") {
+		t.Fatalf("want ppo.value_token refused, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "adapters", "warm_start.gguf")); err == nil {
+		t.Fatal("the warm start trained before the value token was checked")
 	}
 }
 

@@ -50,6 +50,18 @@ func prepare(r *rl.Run) error {
 // reflection.
 func run(ctx context.Context, r *rl.Run) error {
 	c := r.Config.StepAgent
+	// The judgement tokens are checked before the warm start, which can
+	// take an hour.
+	var judge judgement
+	if c.Reflection == "irl" {
+		var err error
+		if judge.yes, err = r.SingleToken(c.JudgementToken); err != nil {
+			return fmt.Errorf("stepagent.judgement_token: %w", err)
+		}
+		if judge.no, err = r.SingleToken(c.NegativeToken); err != nil {
+			return fmt.Errorf("stepagent.negative_token: %w", err)
+		}
+	}
 
 	// 1. Warm start: SFT on the expert trajectories, loss on the actions.
 	var file []Trajectory
@@ -80,15 +92,6 @@ func run(ctx context.Context, r *rl.Run) error {
 	}
 	if err := r.Trainer.SetLR(c.LR); err != nil {
 		return err
-	}
-	var judge judgement
-	if c.Reflection == "irl" {
-		if judge.yes, err = r.SingleToken(c.JudgementToken); err != nil {
-			return fmt.Errorf("stepagent.judgement_token: %w", err)
-		}
-		if judge.no, err = r.SingleToken(c.NegativeToken); err != nil {
-			return fmt.Errorf("stepagent.negative_token: %w", err)
-		}
 	}
 
 	for cycle := r.State.Iteration + 1; cycle <= r.Config.Iterations; cycle++ {
