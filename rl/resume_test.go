@@ -267,12 +267,12 @@ func TestResumeNeedsARun(t *testing.T) {
 	}
 }
 
-// TestStoppedRunKeepsItsSettings: a directory where a run stopped before
-// its first iteration finished, keeping what its first phase made
-// (config.yaml and a checkpoint, no state.json), is taken up without
-// --resume only with the same settings, so that another run does not
-// reuse it; one that stopped before it kept anything (on a missing
-// model) may be started again with other settings.
+// TestStoppedRunKeepsItsSettings: a directory where an NLAC run stopped
+// before its first iteration finished, keeping its warm-up examples
+// (config.yaml and nlac/, no state.json), is taken up without --resume
+// only with the same settings, so that another run does not train on
+// them; one that stopped before it kept anything (on a missing model)
+// may be started again with other settings.
 func TestStoppedRunKeepsItsSettings(t *testing.T) {
 	dir := t.TempDir()
 	started := resumeConfig()
@@ -298,10 +298,13 @@ func TestStoppedRunKeepsItsSettings(t *testing.T) {
 	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(filepath.Join(dir, "checkpoints", "fine-tune.ckpt"), []byte("kept"), 0o644); err != nil {
+	if err := os.MkdirAll(filepath.Join(dir, "nlac"), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	if err := open(changed); err == nil || !strings.Contains(err.Error(), "stopped in its first iteration, started with other settings (grpo.lr:") {
+	if err := os.WriteFile(filepath.Join(dir, "nlac", "warmup.jsonl.gz"), []byte("kept"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := open(changed); err == nil || !strings.Contains(err.Error(), "stopped in its first iteration, whose warm-up examples were made with other settings (grpo.lr:") {
 		t.Fatalf("a stopped run with another grpo.lr: want it refused, got %v", err)
 	}
 	if err := open(resumeConfig()); err == nil || !strings.Contains(err.Error(), "no-model.gguf") {

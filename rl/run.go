@@ -158,16 +158,18 @@ func Open(cfg Config, o Options) (*Run, error) {
 		}
 	default:
 		// A run stopped in its first phase, taken up again without
-		// --resume (as a sweep does), goes on from what that phase kept:
-		// only with the settings that made it, or NLAC would warm up on
-		// another judge's examples and a fine-tuning start over.
-		if keptFromFirstPhase(o.Dir) {
+		// --resume (as a sweep does), goes on from what that phase kept.
+		// A fine-tuning's checkpoint records the data and settings it
+		// belongs to, and one of others starts over; NLAC's warm-up
+		// examples do not, so they are taken up only with the settings
+		// that made them.
+		if keptWarmupExamples(o.Dir) {
 			changed, err := changedSettings(o.Dir, cfg, r.State)
 			if err != nil {
 				return nil, err
 			}
 			if len(changed) > 0 {
-				return nil, fmt.Errorf("%s holds a run stopped in its first iteration, started with other settings (%s): continue it with its own settings (--resume), remove the directory to start over, or choose another --out",
+				return nil, fmt.Errorf("%s holds a run stopped in its first iteration, whose warm-up examples were made with other settings (%s): continue it with its own settings (--resume), remove the directory to start over, or choose another --out",
 					o.Dir, strings.Join(changed, "; "))
 			}
 		}
@@ -540,21 +542,14 @@ func ReadTrajectories(dir, name string) ([]rollout.Trajectory, error) {
 	return trajs, nil
 }
 
-// keptFromFirstPhase reports whether dir holds what a run's first phase
-// keeps for the run to go on from (a fine-tuning's checkpoint, NLAC's
-// warm-up examples), beside its config.yaml. The empty directories Open
-// makes do not count: a run that stopped there (on a missing model, say)
-// kept nothing.
-func keptFromFirstPhase(dir string) bool {
+// keptWarmupExamples reports whether dir holds, beside its config.yaml,
+// what NLAC's warm-up keeps (nlac/) for its run to go on from.
+func keptWarmupExamples(dir string) bool {
 	if _, err := os.Stat(filepath.Join(dir, "config.yaml")); err != nil {
 		return false
 	}
-	for _, sub := range []string{"checkpoints", "nlac"} {
-		if entries, err := os.ReadDir(filepath.Join(dir, sub)); err == nil && len(entries) > 0 {
-			return true
-		}
-	}
-	return false
+	entries, err := os.ReadDir(filepath.Join(dir, "nlac"))
+	return err == nil && len(entries) > 0
 }
 
 // appendMetrics appends m to the metrics file after dropping the lines of
