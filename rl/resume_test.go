@@ -267,6 +267,20 @@ func TestResumeNeedsARun(t *testing.T) {
 	}
 }
 
+// writeRunConfig writes cfg as the config.yaml of a run in dir, and
+// returns the text.
+func writeRunConfig(t *testing.T, dir string, cfg Config) []byte {
+	t.Helper()
+	text, err := cfg.YAML()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return text
+}
+
 // TestStoppedRunKeepsItsSettings: a directory where an NLAC run stopped
 // before its first iteration finished, keeping its warm-up examples
 // (config.yaml and nlac/, no state.json), is taken up without --resume
@@ -275,14 +289,7 @@ func TestResumeNeedsARun(t *testing.T) {
 // may be started again with other settings.
 func TestStoppedRunKeepsItsSettings(t *testing.T) {
 	dir := t.TempDir()
-	started := resumeConfig()
-	text, err := started.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	text := writeRunConfig(t, dir, resumeConfig())
 	open := func(cfg Config) error {
 		return Train(context.Background(), cfg, Options{ModelPath: "no-model.gguf", Dir: dir, NewEnv: func() envs.Env { return &letters{} }})
 	}
@@ -320,13 +327,7 @@ func TestStoppedRunKeepsItsSettings(t *testing.T) {
 func TestResumeKeepsItsSettings(t *testing.T) {
 	dir := t.TempDir()
 	started := resumeConfig()
-	text, err := started.YAML()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRunConfig(t, dir, started)
 	resume := func(cfg Config) error {
 		return Train(context.Background(), cfg, Options{ModelPath: "no-model.gguf", Dir: dir,
 			NewEnv: func() envs.Env { return &letters{} }, Resume: true})
@@ -366,12 +367,7 @@ func TestResumeKeepsItsSettings(t *testing.T) {
 	changed = resumeConfig()
 	changed.Model = filepath.Join(dir, "config.yaml")
 	started.Model = dir + "/./config.yaml"
-	if text, err = started.YAML(); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(filepath.Join(dir, "config.yaml"), text, 0o644); err != nil {
-		t.Fatal(err)
-	}
+	writeRunConfig(t, dir, started)
 	allowed("spelling of the model's path", changed) // config.yaml now names it as changed does
 	was := changed.Model
 	changed.Model = filepath.Join(dir, "state.json")

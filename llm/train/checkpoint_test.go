@@ -118,9 +118,10 @@ func TestCheckpointErrors(t *testing.T) {
 	}
 }
 
-// TestRunInterruptAndResume cancels a run after its third step and resumes
-// it from the checkpoint Run writes: the losses continue as in an
-// uninterrupted run.
+// TestRunInterruptAndResume cancels a run, after its third step or
+// between the two micro-batches of its third (accumulation 2: the first
+// has drawn its dropout masks), and resumes it from the checkpoint Run
+// writes: the losses continue as in an uninterrupted run.
 func TestRunInterruptAndResume(t *testing.T) {
 	cfg := Config{Seed: 2, LoRA: LoRAConfig{Rank: 4, Dropout: 0.05}, Optimizer: AdamW{LR: 5e-3}, Schedule: Schedule{Warmup: 1}}
 	var seqs []Sequence
@@ -138,30 +139,39 @@ func TestRunInterruptAndResume(t *testing.T) {
 		t.Fatalf("%d steps, %d progress reports", res.Steps, len(want))
 	}
 
-	dir := t.TempDir()
-	ctx, cancel := context.WithCancel(context.Background())
-	var got []float64
-	opts.CheckpointDir = dir
-	opts.Progress = func(p Progress) {
-		got = append(got, p.Loss)
-		if p.Step == 3 {
-			cancel()
+	for _, midStep := range []bool{false, true} {
+		ctx, cancel := context.WithCancel(context.Background())
+		var got []float64
+		opts.CheckpointDir = t.TempDir()
+		opts.Progress = func(p Progress) {
+			got = append(got, p.Loss)
+			if p.Step == 3 && !midStep {
+				cancel()
+			}
 		}
-	}
-	_, err = Run(ctx, newMicro(t, cfg), seqs, opts)
-	if !errors.Is(err, ErrInterrupted) {
-		t.Fatalf("cancelled run: %v", err)
-	}
-	opts.Resume = true
-	if _, err := Run(context.Background(), newMicro(t, cfg), seqs, opts); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d steps interrupted and resumed, %d uninterrupted", len(got), len(want))
-	}
-	for i := range want {
-		if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {
-			t.Errorf("step %d: loss %.7f resumed, %.7f uninterrupted", i+1, got[i], want[i])
+		opts.Loss = nil
+		if midStep {
+			opts.Loss = &seen{counts: map[*int32]int{}, cancelAt: 5, cancel: cancel} // the first micro-batch of step 3
+		}
+		taken := 3
+		if midStep {
+			taken = 2
+		}
+		if _, err := Run(ctx, newMicro(t, cfg), seqs, opts); !errors.Is(err, ErrInterrupted) || len(got) != taken {
+			t.Fatalf("mid-step %v: cancelled run: %v after %d steps, want an interrupt after %d", midStep, err, len(got), taken)
+		}
+		opts.Resume = true
+		if _, err := Run(context.Background(), newMicro(t, cfg), seqs, opts); err != nil {
+			t.Fatal(err)
+		}
+		opts.Resume = false
+		if len(got) != len(want) {
+			t.Fatalf("mid-step %v: %d steps interrupted and resumed, %d uninterrupted", midStep, len(got), len(want))
+		}
+		for i := range want {
+			if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {
+				t.Errorf("mid-step %v, step %d: loss %.7f resumed, %.7f uninterrupted", midStep, i+1, got[i], want[i])
+			}
 		}
 	}
 }
@@ -234,41 +244,4 @@ func TestRunTrainsEverySequenceOnceAnEpoch(t *testing.T) {
 		t.Fatal(err)
 	}
 	counts(loss, 1)
-}
-
-// TestRunInterruptedMidStepResumesItsDropout: a run cancelled between the
-// micro-batches of a step (accumulation 2) has drawn dropout masks for
-// the first; resumed, the step draws the masks an uninterrupted run does.
-func TestRunInterruptedMidStepResumesItsDropout(t *testing.T) {
-	cfg := Config{Seed: 2, LoRA: LoRAConfig{Rank: 4, Dropout: 0.05}, Optimizer: AdamW{LR: 5e-3}, Schedule: Schedule{Warmup: 1}}
-	var seqs []Sequence
-	for i := range 6 {
-		seqs = append(seqs, testSequences(300, uint64(30+i))...)
-	}
-	opts := RunOptions{BatchTokens: 40, Accumulate: 2, Seed: 5}
-	var want []float64
-	opts.Progress = func(p Progress) { want = append(want, p.Loss) }
-	if _, err := Run(context.Background(), newMicro(t, cfg), seqs, opts); err != nil {
-		t.Fatal(err)
-	}
-	ctx, cancel := context.WithCancel(context.Background())
-	var got []float64
-	opts.Progress = func(p Progress) { got = append(got, p.Loss) }
-	opts.CheckpointDir = t.TempDir()
-	opts.Loss = &seen{counts: map[*int32]int{}, cancelAt: 5, cancel: cancel} // the first micro-batch of step 3
-	if _, err := Run(ctx, newMicro(t, cfg), seqs, opts); !errors.Is(err, ErrInterrupted) || len(got) != 2 {
-		t.Fatalf("cancelled run: %v after %d steps, want an interrupt after 2", err, len(got))
-	}
-	opts.Resume = true
-	if _, err := Run(context.Background(), newMicro(t, cfg), seqs, opts); err != nil {
-		t.Fatal(err)
-	}
-	if len(got) != len(want) {
-		t.Fatalf("%d steps interrupted and resumed, %d uninterrupted", len(got), len(want))
-	}
-	for i := range want {
-		if d := got[i] - want[i]; d > 1e-5 || d < -1e-5 {
-			t.Errorf("step %d: loss %.7f resumed, %.7f uninterrupted", i+1, got[i], want[i])
-		}
-	}
 }
