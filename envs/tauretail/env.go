@@ -304,12 +304,21 @@ func (e *Env) act(action string) (obs string, valid, ended bool) {
 
 // respond passes a message to the user, noting first any requested
 // information it contains: like the original benchmark, lower case with
-// commas removed, so "1,234.50" counts as "1234.50".
+// commas removed, so "1,234.50" counts as "1234.50". Only what the user
+// has asked for counts, and a message naming more than one order status
+// answers no status question: an order's status is one of four words,
+// and one message listing them all would answer every such question.
 func (e *Env) respond(content string) (reply string, stop bool) {
 	lower := strings.ToLower(content)
 	plain := strings.ReplaceAll(lower, ",", "")
-	for _, g := range e.task.goals {
-		if g.output != "" && strings.Contains(plain, g.output) {
+	statuses := 0
+	for _, s := range orderStatuses {
+		if strings.Contains(plain, s) {
+			statuses++
+		}
+	}
+	for _, g := range e.task.goals[:e.customer.introduced] {
+		if g.output != "" && strings.Contains(plain, g.output) && (g.kind != goalOrderStatus || statuses == 1) {
 			g.told = true
 		}
 	}

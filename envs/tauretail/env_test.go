@@ -456,6 +456,29 @@ func TestRewardMissingInformation(t *testing.T) {
 	if !res.Done || res.Reward != 1 {
 		t.Errorf("information given (in capitals): %+v", res)
 	}
+
+	// Every status at once answers no status question.
+	e, _ = findEpisode(t, envs.Train, onlyGoal(goalOrderStatus, nil))
+	res = step(t, e, respondAction("Your order is pending, processed, delivered or cancelled."))
+	if res.Done || res.Reward != 0 || e.task.goals[0].told {
+		t.Errorf("every status listed: %+v, told %v; want the question unanswered", res, e.task.goals[0].told)
+	}
+}
+
+// TestOnlyAskedQuestionsAreAnswered: information the user has not asked
+// for yet (a later goal's) does not answer that goal when it comes up.
+func TestOnlyAskedQuestionsAreAnswered(t *testing.T) {
+	e, _ := findEpisode(t, envs.Train, func(tk *task) bool { return len(tk.goals) == 2 && tk.goals[1].output != "" })
+	later := e.task.goals[1]
+	e.respond("By the way: " + later.output + ".")
+	if later.told {
+		t.Fatalf("goal 2's %q counted before the user asked", later.output)
+	}
+	e.customer.introduced = 2
+	e.respond("By the way: " + later.output + ".")
+	if !later.told {
+		t.Fatalf("goal 2's %q not counted once asked", later.output)
+	}
 }
 
 func TestOutputMatchIgnoresThousandsSeparators(t *testing.T) {
