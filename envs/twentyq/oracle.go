@@ -314,6 +314,7 @@ const (
 	msgSize  = `I can compare sizes only with a coin, a breadbox, a person or a car, as in "Is it bigger than a breadbox?".`
 	msgMany  = `Ask about fewer things at a time (at most three), as in "Is it an animal?".`
 	msgTwo   = `Guess one object at a time, as in "Is it a cat?".`
+	msgMixed = `Ask about a property or guess an object, one at a time, as in "Is it black?" or "Is it a cat?".`
 	msgNone  = `I can't answer that; ask a yes/no question about what kind of thing it is (animal, plant, food, vehicle, tool...), ` +
 		`its size, shape, colour or material, where it is found or what it is used for, or guess with "Is it a <object>?".`
 )
@@ -333,7 +334,7 @@ func (m *matcher) parse(question string) parsed {
 		return p
 	}
 	tokens := normalizeWords(ws)
-	q, invalid := m.match(tokens)
+	q, unmatched, invalid := m.match(tokens)
 	if invalid != "" {
 		return parsed{guess: -1, invalid: invalid}
 	}
@@ -342,6 +343,17 @@ func (m *matcher) parse(question string) parsed {
 			return parsed{guess: -1, invalid: msgTwo}
 		}
 		return parsed{guess: -1, invalid: msgNone}
+	}
+	// What the phrases left over must not change what they mean: "Is it a
+	// black cat?" is not "Is it black?", nor "Is it warm-blooded?" "Does
+	// it get hot?".
+	if m.mentionsObject(unmatched) {
+		return parsed{guess: -1, invalid: msgMixed}
+	}
+	for _, w := range unmatched {
+		if qualifiers[w] {
+			return parsed{guess: -1, invalid: msgNone}
+		}
 	}
 	return parsed{guess: -1, query: q}
 }
@@ -394,13 +406,16 @@ func hasPrefix(ws, prefix []string) bool {
 	return true
 }
 
-// match finds the propositions in normalised tokens, longest phrase first.
-func (m *matcher) match(tokens []string) (query, string) {
+// match finds the propositions in normalised tokens, longest phrase
+// first, and returns the tokens no phrase took.
+func (m *matcher) match(tokens []string) (query, []string, string) {
 	var q query
+	var unmatched []string
 	negatePending := false
 	for i := 0; i < len(tokens); {
 		p, ok := m.phraseAt(tokens, i)
 		if !ok {
+			unmatched = append(unmatched, tokens[i])
 			switch tok := tokens[i]; {
 			case negators[tok]:
 				negatePending = true
@@ -411,17 +426,21 @@ func (m *matcher) match(tokens []string) (query, string) {
 			continue
 		}
 		if p.prop == comparisonSentinel {
-			return query{}, msgSize
+			return query{}, nil, msgSize
 		}
 		if len(q.terms) == maxTerms {
-			return query{}, msgMany
+			return query{}, nil, msgMany
 		}
 		q.terms = append(q.terms, term{prop: p.prop, negated: p.negated != negatePending})
 		negatePending = false
 		i += len(p.tokens)
 	}
-	return q, ""
+	return q, unmatched, ""
 }
+
+// qualifiers are words that turn the phrase before them into another
+// question ("warm-blooded", "cold-blooded"), one the phrases do not cover.
+var qualifiers = map[string]bool{"blooded": true}
 
 func (m *matcher) phraseAt(tokens []string, i int) (phrase, bool) {
 candidates:
