@@ -404,9 +404,44 @@ func TestNonFiniteLogitsLeaveNoToken(t *testing.T) {
 		if tok, _ := s.sample([]float32{nan, nan, nan}); tok != -1 {
 			t.Errorf("temperature %v: token %d from NaN logits", temp, tok)
 		}
+		if tok, lp := s.sample([]float32{0, nan, 1}); tok != -1 {
+			t.Errorf("temperature %v: token %d (log-probability %v) from logits with one NaN", temp, tok, lp)
+		}
 		if tok, _ := s.sample([]float32{0, 1, 0.5}); tok < 0 {
 			t.Errorf("temperature %v: no token from finite logits", temp)
 		}
+	}
+}
+
+// TestDrawNeverFallsPastTheCandidates: where the kernel's float32 total
+// exceeds the candidates' sum, a draw near its top falls past the last
+// candidate; it draws again instead of taking the last token of the
+// vocabulary.
+func TestDrawNeverFallsPastTheCandidates(t *testing.T) {
+	probs := []float32{0.5, 0.25, 0.25}
+	if tok, ok := drawCandidate([]int32{0, 1, 2}, probs, 0.6); !ok || tok != 1 {
+		t.Errorf("draw at 0.6: token %d (%v), want 1", tok, ok)
+	}
+	if _, ok := drawCandidate([]int32{0, 1, 2}, probs, 1.0000001); ok {
+		t.Error("a draw past the candidates' sum reported a token")
+	}
+	// 49,152 logits, one at 0 and the rest far below it: the kernel's
+	// total in float32 lanes runs above the float64 sum, and before the
+	// redraw about 17 in 100,000 draws gave token 49,151.
+	logits := make([]float32, 49152)
+	for i := 1; i < len(logits); i++ {
+		logits[i] = -16.55
+	}
+	s := newSampler(Sampling{Temperature: 1, TopP: 1, MaxTokens: 1}, 3, 0)
+	last := 0
+	for range 100000 {
+		if tok, _ := s.sample(logits); tok == int32(len(logits)-1) {
+			last++
+		}
+	}
+	// Its fair share: p = exp(-16.55) / total, about 6.5e-8 a draw.
+	if last > 2 {
+		t.Errorf("the last token drawn %d times in 100,000, its fair share about 0.007", last)
 	}
 }
 

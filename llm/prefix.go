@@ -160,15 +160,31 @@ func (s *scheduler) keeps(q *sequence, sl *kvSlot, n int) bool {
 
 // victim is the free slot to evict: an empty one (lowest id first, which
 // keeps active ids dense), else the least recently used, an open session's
-// last. exclude is never chosen; nil means no free slot is left.
+// last; a slot whose cells a placed sequence is still to copy (its
+// prefixFrom) only when no other is free. exclude is never chosen; nil
+// means no free slot is left.
 func (s *scheduler) victim(exclude *kvSlot) *kvSlot {
-	var best *kvSlot
+	var best, source *kvSlot
 	for _, sl := range s.slots {
-		if sl.seq == nil && sl != exclude && (best == nil || evictsBefore(sl, best)) {
+		switch {
+		case sl.seq != nil || sl == exclude:
+		case s.copySource(sl):
+			if source == nil || evictsBefore(sl, source) {
+				source = sl
+			}
+		case best == nil || evictsBefore(sl, best):
 			best = sl
 		}
 	}
+	if best == nil {
+		return source
+	}
 	return best
+}
+
+// copySource reports whether an active sequence is to copy sl's cells.
+func (s *scheduler) copySource(sl *kvSlot) bool {
+	return slices.ContainsFunc(s.active, func(q *sequence) bool { return q.prefixFrom == sl })
 }
 
 func evictsBefore(a, b *kvSlot) bool {
@@ -194,7 +210,12 @@ func (s *scheduler) copyPrefixes() {
 			continue
 		}
 		want := q.tokens[:q.firstOutput()]
-		if a := src.seq; a != nil && !a.generating() && a.fed < q.prefixLen && CommonPrefix(a.tokens, want) >= q.prefixLen {
+		// A sequence that took the source over and will evaluate the
+		// prefix is waited for, unless it waits for cells itself: a
+		// sample of q's own prompt, given the source when no other slot
+		// was free, waits for q, and q would wait for it for ever.
+		if a := src.seq; a != nil && !a.generating() && a.fed < q.prefixLen && CommonPrefix(a.tokens, want) >= q.prefixLen &&
+			!a.awaitsCopy && a.prefixFrom == nil {
 			continue // still evaluating the prefix
 		}
 		n := 0

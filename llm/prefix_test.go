@@ -7,6 +7,7 @@ import (
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/agentrl/agentrl/cgo"
 )
@@ -330,5 +331,35 @@ func TestBadSessionsAndBudgetsAreErrors(t *testing.T) {
 		if _, err := testModel.NewEngine(o); err == nil || !strings.Contains(err.Error(), "KV cache budget") {
 			t.Errorf("options %+v: want a KV budget error, got %v", o, err)
 		}
+	}
+}
+
+// TestSamplesOfAPromptWhoseHeadIsInAFreeSlot: a prompt of four samples
+// whose head a free slot holds (from an earlier call) copies that head
+// into its own slot while its other samples take the remaining slots, the
+// free one among them: the call must finish, with the completions of an
+// engine without the cache.
+func TestSamplesOfAPromptWhoseHeadIsInAFreeSlot(t *testing.T) {
+	cached, plain := cachedAndPlain(t, EngineOptions{Parallel: 4, Context: 256})
+	head := strings.Repeat("You are in the middle of a room with a cabinet, a drawer and a mug. ", 2)
+	s := Sampling{Temperature: 1, TopP: 1, Seed: 7, MaxTokens: 6, IgnoreEOS: true}
+	for _, e := range []*Engine{cached, plain} {
+		if _, err := e.Generate(context.Background(), []GenerateRequest{{Prompt: head + "Your task is to find the mug and look at it carefully under the desk lamp, then say what colour it is and where it stood."}}, s, CallOptions{}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	req := []GenerateRequest{{Prompt: head + "Your task is to open the drawer and put the mug in it.", N: 4}}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	got, err := cached.Generate(ctx, req, s, CallOptions{})
+	if err != nil {
+		t.Fatalf("four samples of a prompt whose head a free slot holds: %v", err)
+	}
+	want, err := plain.Generate(context.Background(), req, s, CallOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k := range want[0] {
+		sameCompletion(t, fmt.Sprintf("sample %d", k), got[0][k], want[0][k])
 	}
 }

@@ -155,20 +155,37 @@ func (s *sampler) sample(logits []float32) (int32, float32) {
 			total += float64(probs[i])
 		}
 	}
-	if len(cand) == 0 {
-		// Every probability is NaN: the logits were not finite.
+	if len(cand) == 0 || math.IsNaN(logZ) || math.IsInf(logZ, 0) {
+		// The logits were not finite (every probability NaN, or some
+		// NaN or infinite): no log-probability to report.
 		return -1, float32(math.NaN())
 	}
-	tok := cand[len(cand)-1]
-	r := s.rng.Float64() * total
+	tok, ok := drawCandidate(cand, probs, s.rng.Float64()*total)
+	if !ok {
+		// The kernel's total, summed in float32 lanes, exceeded the
+		// candidates' sum in float64, and the draw fell past the last
+		// one: draw again over that sum (a rare path, about 1e-7 of
+		// tokens, where the last candidate would otherwise win).
+		total = 0
+		for _, i := range cand {
+			total += float64(probs[i])
+		}
+		tok, _ = drawCandidate(cand, probs, s.rng.Float64()*total)
+	}
+	return tok, logits[tok] - maxv - float32(logZ)
+}
+
+// drawCandidate picks the candidate where r, in [0, the candidates' total), falls
+// in their cumulative probabilities; ok is false (and the last candidate
+// returned) when r is past them all.
+func drawCandidate(cand []int32, probs []float32, r float64) (tok int32, ok bool) {
 	for _, i := range cand {
 		r -= float64(probs[i])
 		if r < 0 {
-			tok = i
-			break
+			return i, true
 		}
 	}
-	return tok, logits[tok] - maxv - float32(logZ)
+	return cand[len(cand)-1], false
 }
 
 // topByProb returns the k most probable candidates, most probable first.
