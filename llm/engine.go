@@ -98,10 +98,17 @@ func (m *Model) checkKVMemory(o EngineOptions) error {
 }
 
 // KVBytesPerToken is the size of one token's keys and values in the KV
-// cache (F16, every layer), from the model's shape.
+// cache (F16, every layer), from the model's shape; 0 for a model that
+// keeps none (a recurrent one).
 func (info Info) KVBytesPerToken() int64 {
-	headDim := int64(info.Embedding / max(info.Heads, 1))
-	return int64(info.Layers) * int64(info.HeadsKV) * headDim * 2 * 2
+	key, value := int64(info.KeyLength), int64(info.ValueLength)
+	if key == 0 {
+		key = int64(info.Embedding / max(info.Heads, 1))
+	}
+	if value == 0 {
+		value = int64(info.Embedding / max(info.Heads, 1))
+	}
+	return int64(info.Layers) * int64(info.HeadsKV) * (key + value) * 2
 }
 
 // streams is the number of KV streams (llama.cpp sequence ids): those the
@@ -112,6 +119,8 @@ func (o EngineOptions) streams(info Info) int {
 		return o.Parallel
 	case o.CacheMiB == 0:
 		return min(max(o.Streams, o.Parallel), cgo.MaxParallelSequences())
+	case info.KVBytesPerToken() == 0:
+		return 0 // no KV cache for a budget to hold (validate says so)
 	}
 	return int(int64(o.CacheMiB) << 20 / (int64(o.Context) * info.KVBytesPerToken()))
 }
@@ -180,6 +189,8 @@ func (o EngineOptions) validate(info Info) error {
 	}
 	streams := o.streams(info)
 	switch {
+	case o.CacheMiB > 0 && info.KVBytesPerToken() == 0:
+		return fmt.Errorf("a KV cache budget (%d MiB) needs a model with a KV cache; %s keeps none (%d KV heads)", o.CacheMiB, info.Architecture, info.HeadsKV)
 	case o.FlashAttn != FlashAttnAuto && o.FlashAttn != FlashAttnOn && o.FlashAttn != FlashAttnOff:
 		return fmt.Errorf("flash attention %q: want auto, on or off", o.FlashAttn)
 	case o.CacheMiB < 0:

@@ -511,3 +511,23 @@ func TestKVCacheLargerThanMemoryIsRefused(t *testing.T) {
 		t.Fatalf("a KV cache of twice the memory: %v", err)
 	}
 }
+
+// TestKVBytesPerTokenReadsTheHeadSizes: a model whose attention heads
+// are larger than its embedding over its heads (Qwen3-0.6B: 1,024 over
+// 16 heads, heads of 128) counts its own; one that keeps no KV cache
+// refuses a budget for it instead of dividing by zero.
+func TestKVBytesPerTokenReadsTheHeadSizes(t *testing.T) {
+	qwen := Info{Architecture: "qwen3", Layers: 28, Heads: 16, HeadsKV: 8, Embedding: 1024, KeyLength: 128, ValueLength: 128}
+	if got, want := qwen.KVBytesPerToken(), int64(28*8*(128+128)*2); got != want {
+		t.Errorf("qwen3: %d bytes a token, want %d", got, want)
+	}
+	plain := Info{Layers: 30, Heads: 9, HeadsKV: 3, Embedding: 576} // SmolLM2-135M
+	if got, want := plain.KVBytesPerToken(), int64(30*3*(64+64)*2); got != want {
+		t.Errorf("no head sizes given: %d bytes a token, want %d", got, want)
+	}
+	recurrent := Info{Architecture: "mamba", Layers: 24, Embedding: 768}
+	err := EngineOptions{Parallel: 1, Context: 512, Batch: 512, CacheMiB: 64}.validate(recurrent)
+	if err == nil || !strings.Contains(err.Error(), "mamba keeps none") {
+		t.Errorf("a cache budget for a model without a KV cache: %v", err)
+	}
+}

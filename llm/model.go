@@ -12,6 +12,7 @@ import (
 	"io/fs"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"unicode/utf8"
@@ -44,6 +45,12 @@ type Info struct {
 	Layers       int    `json:"layers"`
 	Heads        int    `json:"heads"`
 	HeadsKV      int    `json:"heads_kv"`
+	// KeyLength and ValueLength are the sizes of an attention head's key
+	// and value (ARCH.attention.key_length, .value_length; 0 where the
+	// model gives none: Embedding / Heads). Qwen3 and Gemma have heads
+	// larger than that.
+	KeyLength    int    `json:"key_length,omitempty"`
+	ValueLength  int    `json:"value_length,omitempty"`
 	ChatTemplate string `json:"chat_template,omitempty"`
 	BOS          int32  `json:"bos"`
 	EOS          int32  `json:"eos"`
@@ -128,6 +135,11 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		BOS: m.BOS(), EOS: m.EOS(),
 	}
 	model.info.Name, _ = m.Meta("general.name")
+	for key, length := range map[string]*int{".attention.key_length": &model.info.KeyLength, ".attention.value_length": &model.info.ValueLength} {
+		if v, ok := m.Meta(arch + key); ok {
+			*length, _ = strconv.Atoi(v)
+		}
+	}
 	return model, nil
 }
 
