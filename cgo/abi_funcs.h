@@ -33,6 +33,8 @@ int32_t  llama_model_n_head_kv(const struct llama_model * model);
 uint64_t llama_model_n_params(const struct llama_model * model);
 uint64_t llama_model_size(const struct llama_model * model);
 bool     llama_model_has_encoder(const struct llama_model * model);
+bool     llama_model_is_recurrent(const struct llama_model * model);
+bool     llama_model_is_hybrid(const struct llama_model * model);
 int32_t  llama_model_meta_val_str(const struct llama_model * model, const char * key, char * buf, size_t buf_size);
 int32_t  llama_model_desc(const struct llama_model * model, char * buf, size_t buf_size);
 const char * llama_model_chat_template(const struct llama_model * model, const char * name);

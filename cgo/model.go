@@ -62,7 +62,13 @@ func (m *Model) NHead() int        { return int(C.llama_model_n_head(m.c)) }
 func (m *Model) NHeadKV() int      { return int(C.llama_model_n_head_kv(m.c)) }
 func (m *Model) NCtxTrain() int    { return int(C.llama_model_n_ctx_train(m.c)) }
 func (m *Model) HasEncoder() bool  { return bool(C.llama_model_has_encoder(m.c)) }
-func (m *Model) NVocab() int       { return int(C.llama_vocab_n_tokens(m.vocab)) }
+
+// Recurrent reports a model whose memory is recurrent state (Mamba, RWKV)
+// in whole or in part (hybrid models): it cannot be cut back part way.
+func (m *Model) Recurrent() bool {
+	return bool(C.llama_model_is_recurrent(m.c)) || bool(C.llama_model_is_hybrid(m.c))
+}
+func (m *Model) NVocab() int { return int(C.llama_vocab_n_tokens(m.vocab)) }
 
 // Desc is llama.cpp's one-line description (architecture, size, type).
 func (m *Model) Desc() string {

@@ -64,6 +64,9 @@ type Model struct {
 	// offloaded says whether layers may run on a GPU (GPULayers not 0),
 	// whose memory then holds the KV cache.
 	offloaded bool
+	// recurrent: the model's memory cannot be cut back part way, so no
+	// prefix of a slot's cells can be reused (see scheduler.caching).
+	recurrent bool
 	// tensors in the model file, from which llama.cpp sizes its graphs.
 	tensors int
 
@@ -126,7 +129,7 @@ func Load(path string, opts LoadOptions) (*Model, error) {
 		m.Free()
 		return nil, fmt.Errorf("load %s: unsupported architecture %s: encoder-decoder models cannot act as agents", path, arch)
 	}
-	model := &Model{c: m, offloaded: opts.GPULayers != 0, tensors: facts.tensors}
+	model := &Model{c: m, offloaded: opts.GPULayers != 0, tensors: facts.tensors, recurrent: m.Recurrent()}
 	model.info = Info{
 		Path: path, Architecture: arch, Description: m.Desc(),
 		Parameters: m.NParams(), SizeBytes: m.SizeBytes(), VocabSize: m.NVocab(),

@@ -57,8 +57,13 @@ func (sl *kvSlot) held() []int32 {
 	return sl.tokens
 }
 
-// caching reports whether cells are kept between sequences.
-func (s *scheduler) caching() bool { return !s.e.opts.NoPrefixCache && !s.e.opts.SharedKV }
+// caching reports whether cells are kept between sequences. A recurrent
+// model's memory refuses to be cut back to a shared prefix
+// (llama.cpp leaves it as it was), and the next decode, whose positions
+// then do not follow on, would fail every sequence of its batch.
+func (s *scheduler) caching() bool {
+	return !s.e.opts.NoPrefixCache && !s.e.opts.SharedKV && !s.e.model.recurrent
+}
 
 // CommonPrefix is the number of leading tokens a and b have in common.
 func CommonPrefix(a, b []int32) int {
