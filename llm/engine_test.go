@@ -300,6 +300,20 @@ func TestStopStringsAndMaxTokens(t *testing.T) {
 	}
 }
 
+// TestStopStringsCutAtTheEarliest: a token that completes two stop
+// strings cuts the text where the earlier one begins, whatever their
+// order in the list.
+func TestStopStringsCutAtTheEarliest(t *testing.T) {
+	s := &scheduler{vocab: &vocabCache{pieces: [][]byte{[]byte("Observation"), []byte(":\n\n")}}}
+	q := &sequence{stops: []string{"\n\n", "Observation:"}, text: []byte("Action: look\n")}
+	if s.appendPiece(q, 0) {
+		t.Fatal("a stop before either string was complete")
+	}
+	if !s.appendPiece(q, 1) || string(q.text) != "Action: look\n" {
+		t.Fatalf("text %q after both stops completed, want %q", q.text, "Action: look\n")
+	}
+}
+
 func TestContextLimits(t *testing.T) {
 	e := newTestEngine(t, EngineOptions{Parallel: 2, Context: 32})
 	long := strings.Repeat("word ", 100)

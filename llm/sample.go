@@ -27,7 +27,8 @@ type Sampling struct {
 	Seed int64 `json:"seed"`
 	// MaxTokens bounds each completion (default 256).
 	MaxTokens int `json:"max_tokens"`
-	// Stop ends a completion at the first of these strings; the string is
+	// Stop ends a completion at the first of these strings to appear (the
+	// earliest in the text where one token completes two); the string is
 	// cut from the text but the tokens that produced it are kept.
 	Stop []string `json:"stop,omitempty"`
 	// IgnoreEOS keeps generating past end-of-generation tokens, for

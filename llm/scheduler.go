@@ -614,18 +614,23 @@ func (s *scheduler) apply(d *draw) {
 }
 
 // appendPiece adds a token's text and reports whether a stop string
-// completed, cutting the text there.
+// completed, cutting the text where the earliest one that did begins (a
+// token can complete two).
 func (s *scheduler) appendPiece(q *sequence, tok int32) bool {
 	piece := s.vocab.pieces[tok]
 	q.text = append(q.text, piece...)
+	cut := -1
 	for _, stop := range q.stops {
 		from := max(0, len(q.text)-len(piece)-len(stop)+1)
-		if i := bytes.Index(q.text[from:], []byte(stop)); i >= 0 {
-			q.text = q.text[:from+i]
-			return true
+		if i := bytes.Index(q.text[from:], []byte(stop)); i >= 0 && (cut < 0 || from+i < cut) {
+			cut = from + i
 		}
 	}
-	return false
+	if cut < 0 {
+		return false
+	}
+	q.text = q.text[:cut]
+	return true
 }
 
 // done finishes a sequence and, with it, possibly its job.
