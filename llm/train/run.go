@@ -173,17 +173,17 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 		}
 	}
 	// Each epoch's shuffle splits the data into micro-batches of its own,
-	// as many or not as another's.
-	epochBatches := func(epoch int) [][]Sequence {
+	// as many or not as another's; split once, for the step count, the
+	// memory check and the training alike.
+	splits := make([][][]Sequence, o.Epochs)
+	steps := t.step // taken before a resumed run
+	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
 		skip := 0
 		if epoch == at.Epoch {
 			skip = at.Seqs
 		}
-		return microBatches(seqs, o.BatchTokens, o.Seed, epoch, skip)
-	}
-	steps := t.step // taken before a resumed run
-	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
-		steps += (len(epochBatches(epoch)) + o.Accumulate - 1) / o.Accumulate
+		splits[epoch] = microBatches(seqs, o.BatchTokens, o.Seed, epoch, skip)
+		steps += (len(splits[epoch]) + o.Accumulate - 1) / o.Accumulate
 	}
 	if o.MaxSteps > 0 {
 		steps = min(steps, o.MaxSteps)
@@ -204,7 +204,7 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 	// A budget the largest micro-batches of any epoch do not fit fails
 	// now, not hours in.
 	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
-		for _, mb := range largestBatches(t, epochBatches(epoch)) {
+		for _, mb := range largestBatches(t, splits[epoch]) {
 			if err := t.CheckMemory(mb); err != nil {
 				return RunResult{}, fmt.Errorf("the largest micro-batch of epoch %d: %w", epoch+1, err)
 			}
@@ -215,7 +215,7 @@ func Run(ctx context.Context, t *Trainer, seqs []Sequence, o RunOptions) (RunRes
 	start := time.Now()
 	var doneTokens int64
 	for epoch := at.Epoch; epoch < o.Epochs; epoch++ {
-		batches := epochBatches(epoch)
+		batches := splits[epoch]
 		used := 0 // sequences of the epoch the steps before b trained on
 		if epoch == at.Epoch {
 			used = at.Seqs
