@@ -85,7 +85,11 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 		return rollout.Summary{}, fmt.Errorf("episodes %d must be positive", episodes)
 	}
 	adapterPath := filepath.Join(dir, "adapters", ActorAdapter+".gguf")
-	if _, err := os.Stat(adapterPath); errors.Is(err, os.ErrNotExist) {
+	st, _, err := readState(dir)
+	if err != nil {
+		return rollout.Summary{}, err
+	}
+	if _, err := os.Stat(adapterPath); errors.Is(err, os.ErrNotExist) || st.Iteration == 0 {
 		return rollout.Summary{}, fmt.Errorf("%s has no actor adapter yet (%s): the run has not finished an iteration", dir, adapterPath)
 	}
 	placement, err := cfg.LoadOptions()
@@ -110,7 +114,7 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 		return rollout.Summary{}, err
 	}
 	sum := rollout.Summarize(trajs)
-	return sum, writeEval(dir, split, trajs, sum)
+	return sum, writeEval(dir, split, st.Iteration, trajs, sum)
 }
 
 // progressEvery is how often a long collection of episodes reports.

@@ -9,7 +9,6 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
 	"github.com/agentrl/agentrl/rl/report"
@@ -255,15 +254,35 @@ func (s *Sweep) restoreRecorded(cells []sweepCell, logf func(string, ...any)) er
 	return nil
 }
 
-// writeRecordReport writes the record's report.md: the sweep's comparison
-// with its curve figures (not each run's plots), runs named relative to
-// the record.
-func (s *Sweep) writeRecordReport(runs []report.Run, opts report.Options) error {
-	named := slices.Clone(runs)
-	for i := range named {
-		named[i].Dir = filepath.Base(named[i].Dir)
+// writeRecordReport writes the record's report.md: the comparison of the
+// finished runs the record holds, beside the runs of out (outRuns) still
+// in progress, with its curve figures (not each run's plots), runs named
+// relative to the record. A run finished in out but not recorded (kept
+// with settings the sweep file has since changed) is left out: the
+// report's figures are those of the record's files.
+func (s *Sweep) writeRecordReport(outRuns []report.Run, opts report.Options) error {
+	if _, err := os.Stat(s.Record); errors.Is(err, fs.ErrNotExist) {
+		return nil // nothing recorded yet
 	}
-	_, _, err := report.WriteComparison(named, filepath.Join(s.Record, "report.md"), opts)
+	runs, err := report.ReadRuns(s.Record)
+	if err != nil && !errors.Is(err, report.ErrNotRun) {
+		return err
+	}
+	recorded := map[string]bool{}
+	for i := range runs {
+		runs[i].Dir = filepath.Base(runs[i].Dir)
+		recorded[runs[i].Dir] = true
+	}
+	for _, r := range outRuns {
+		if name := filepath.Base(r.Dir); !recorded[name] && !r.Finished() {
+			r.Dir = name
+			runs = append(runs, r)
+		}
+	}
+	if len(runs) == 0 {
+		return nil
+	}
+	_, _, err = report.WriteComparison(runs, filepath.Join(s.Record, "report.md"), opts)
 	return err
 }
 

@@ -352,7 +352,7 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 		r.logf("iter %d/%d eval on %s: success %.2f, score %.3f, steps %.1f (%d episodes, %s)", it, r.Config.Iterations,
 			e.Split, sum.SuccessRate, sum.MeanScore, sum.MeanSteps, sum.Episodes, round(secs))
 		if last {
-			if err := writeEval(r.Dir, e.Split, trajs, sum); err != nil {
+			if err := writeEval(r.Dir, e.Split, it, trajs, sum); err != nil {
 				return err
 			}
 		}
@@ -363,14 +363,27 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 // endShortened ends a run resumed with as many iterations as it has
 // finished, having been started with more: the final evaluation its
 // configuration asks for, and a state that says it finished. Its metrics
-// and checkpoints stay as they are.
+// and checkpoints stay as they are; its adapters are written again from
+// the checkpoint, because a run killed while committing the next
+// iteration may have left that iteration's adapters beside this state.
 func (r *Run) endShortened(ctx context.Context) error {
+	for _, name := range r.adapters {
+		if err := r.Trainer.UseAdapter(name); err != nil {
+			return err
+		}
+		if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", name+".gguf")); err != nil {
+			return err
+		}
+	}
+	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
+		return err
+	}
 	if e := r.Config.Eval; e.Episodes > 0 {
 		trajs, err := r.Evaluate(ctx, e.Split, e.Episodes)
 		if err != nil {
 			return fmt.Errorf("evaluation after iteration %d: %w", r.State.Iteration, err)
 		}
-		if err := writeEval(r.Dir, e.Split, trajs, rollout.Summarize(trajs)); err != nil {
+		if err := writeEval(r.Dir, e.Split, r.State.Iteration, trajs, rollout.Summarize(trajs)); err != nil {
 			return err
 		}
 	}
@@ -477,11 +490,13 @@ func (r *Run) plot() error {
 // firstIteration is the first iteration this process ran.
 func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 
-// writeEval writes the evaluation of the actor's latest adapter on split:
-// eval/<split>.json, the summary (sum, rollout.Summarize of trajs) and
-// every episode in brief, and its episodes whole in
-// trajectories/eval-<split>.jsonl.gz.
-func writeEval(dir string, split envs.Split, trajs []rollout.Trajectory, sum rollout.Summary) error {
+// writeEval writes the evaluation of the actor's adapter of iteration it
+// on split: eval/<split>.json, the summary (sum, rollout.Summarize of
+// trajs) and every episode in brief, and its episodes whole in
+// trajectories/eval-<split>.jsonl.gz. The iteration lets a sweep tell
+// the final adapter's evaluation from one made while the run was short
+// of its last iteration.
+func writeEval(dir string, split envs.Split, it int, trajs []rollout.Trajectory, sum rollout.Summary) error {
 	if err := writeTrajectories(dir, "eval-"+string(split), trajs); err != nil {
 		return err
 	}
@@ -489,9 +504,10 @@ func writeEval(dir string, split envs.Split, trajs []rollout.Trajectory, sum rol
 		Split        envs.Split      `json:"split"`
 		EpisodeCount int             `json:"episodes"`
 		Adapter      string          `json:"adapter"`
+		Iteration    int             `json:"iteration"`
 		Summary      rollout.Summary `json:"summary"`
 		Episodes     []EvalEpisode   `json:"episode_actions"`
-	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), sum, briefEpisodes(trajs)}, "", "  ")
+	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), it, sum, briefEpisodes(trajs)}, "", "  ")
 	if err != nil {
 		return err
 	}

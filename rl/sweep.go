@@ -428,9 +428,14 @@ func (s *Sweep) unevaluated(dir string) []envs.Split {
 }
 
 // evaluationOf says what the run in dir lacks of the sweep's evaluation on
-// split: "" when it has one of the sweep's number of episodes. A run's own
+// split: "" when it has one of the sweep's number of episodes, of the
+// adapter of the run's last finished iteration. A run's own
 // last-iteration evaluation (eval.episodes of its config) may be of
-// another number, and does not stand for the sweep's.
+// another number, and does not stand for the sweep's; nor does an
+// evaluation made before the run went on to more iterations (`agentrl
+// eval` on a run in progress, or a finished run resumed for more).
+// Evaluations written before they recorded their iteration are taken
+// as they are.
 func (s *Sweep) evaluationOf(dir string, split envs.Split) string {
 	path := filepath.Join(dir, "eval", string(split)+".json")
 	data, err := os.ReadFile(path)
@@ -443,6 +448,15 @@ func (s *Sweep) evaluationOf(dir string, split envs.Split) string {
 	}
 	if ev.Split != string(split) || ev.Episodes != s.Eval.Episodes {
 		return fmt.Sprintf("its evaluation on %s is of %d episodes on %q, the sweep asks for %d", split, ev.Episodes, ev.Split, s.Eval.Episodes)
+	}
+	if ev.Iteration != 0 {
+		st, _, err := readState(dir)
+		if err != nil {
+			return err.Error()
+		}
+		if ev.Iteration != st.Iteration {
+			return fmt.Sprintf("its evaluation on %s is of iteration %d's adapter, the run has finished %d", split, ev.Iteration, st.Iteration)
+		}
 	}
 	return ""
 }

@@ -317,6 +317,9 @@ eval: {splits: [test], episodes: 2}
 
 	changed := strings.Replace(text, "sft: {demos: 8,", "sft: {demos: 6,", 1)
 	sweep(changed, elsewhere)
+	// The run kept here gets a success rate of its own, which the
+	// record's report, made of the record's files, must not show.
+	setEvalField(t, filepath.Join(here, "guess-sft-seed1"), envs.Test, "success_rate", 0.777)
 	got = sweep(changed, here)
 	if !strings.Contains(got, "kept as it is, and not recorded") {
 		t.Fatalf("want the stale run kept and not recorded:\n%s", got)
@@ -324,6 +327,12 @@ eval: {splits: [test], episodes: 2}
 	cfg, err := os.ReadFile(filepath.Join(record, "guess-sft-seed1", "config.yaml"))
 	if err != nil || !strings.Contains(string(cfg), "demos: 6") {
 		t.Fatalf("the record's run is not the current settings' (demos 6) any more: %v\n%s", err, cfg)
+	}
+	for dir, want := range map[string]bool{here: true, record: false} {
+		rep, err := os.ReadFile(filepath.Join(dir, "report.md"))
+		if err != nil || strings.Contains(string(rep), "0.777") != want {
+			t.Fatalf("%s/report.md shows the run kept here: %v, want %v (%v)\n%s", dir, !want, want, err, rep)
+		}
 	}
 
 	// Asked for more iterations, a finished run goes on, and is evaluated
@@ -340,6 +349,43 @@ eval: {splits: [test], episodes: 2}
 	}
 	if st, _, err := readState(filepath.Join(elsewhere, "guess-sft-seed1")); err != nil || !st.Finished || st.Iteration != 2 {
 		t.Fatalf("the extended run's state %+v, %v", st, err)
+	}
+
+	// An evaluation of an earlier iteration's adapter (`agentrl eval` on
+	// the run before it went on) does not stand for the final one's.
+	setEvalField(t, filepath.Join(elsewhere, "guess-sft-seed1"), envs.Test, "iteration", 1)
+	got = sweep(longer, elsewhere)
+	if !strings.Contains(got, "guess-sft-seed1 on test") {
+		t.Fatalf("want iteration 1's evaluation made again for iteration 2:\n%s", got)
+	}
+	if data, err := os.ReadFile(filepath.Join(elsewhere, "guess-sft-seed1", "eval", "test.json")); err != nil || !strings.Contains(string(data), `"iteration": 2,`) {
+		t.Fatalf("the new evaluation does not name iteration 2: %v\n%.300s", err, data)
+	}
+}
+
+// setEvalField sets a field of the run's eval/<split>.json: key at the top
+// level, or, where the top level has none, in its summary.
+func setEvalField(t *testing.T, dir string, split envs.Split, key string, value any) {
+	t.Helper()
+	path := filepath.Join(dir, "eval", string(split)+".json")
+	data, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ev map[string]any
+	if err := json.Unmarshal(data, &ev); err != nil {
+		t.Fatal(err)
+	}
+	if _, ok := ev[key]; ok {
+		ev[key] = value
+	} else {
+		ev["summary"].(map[string]any)[key] = value
+	}
+	if data, err = json.Marshal(ev); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, data, 0o644); err != nil {
+		t.Fatal(err)
 	}
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -230,7 +231,17 @@ func TestStopLosesAtMostAnIteration(t *testing.T) {
 	}
 
 	// Resumed with as many iterations as it has finished, it ends there:
-	// its final evaluation, a finished state, its metrics as they were.
+	// its final evaluation, a finished state, its metrics as they were,
+	// and its adapter that of its checkpoint, whatever a run killed in
+	// its next commit left in adapters/ (here another file).
+	adapterPath := filepath.Join(dir, "adapters", ActorAdapter+".gguf")
+	want, err := os.ReadFile(adapterPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(adapterPath, []byte("the next iteration's adapter"), 0o644); err != nil {
+		t.Fatal(err)
+	}
 	cfg := lettersConfig("grpo", st.Iteration)
 	cfg.Eval.Episodes = 2
 	if err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Resume: true}); err != nil {
@@ -243,8 +254,11 @@ func TestStopLosesAtMostAnIteration(t *testing.T) {
 	if n := len(readMetrics(t, dir)); n != st.Iteration {
 		t.Fatalf("%d metrics lines for %d finished iterations", n, st.Iteration)
 	}
-	if _, err := os.Stat(filepath.Join(dir, "eval", "test.json")); err != nil {
-		t.Fatalf("no final evaluation: %v", err)
+	if data, err := os.ReadFile(filepath.Join(dir, "eval", "test.json")); err != nil || !strings.Contains(string(data), fmt.Sprintf(`"iteration": %d,`, st.Iteration)) {
+		t.Fatalf("no final evaluation of iteration %d: %v\n%.300s", st.Iteration, err, data)
+	}
+	if got, err := os.ReadFile(adapterPath); err != nil || !bytes.Equal(got, want) {
+		t.Fatalf("the actor adapter is not its checkpoint's (%d bytes, want %d): %v", len(got), len(want), err)
 	}
 }
 

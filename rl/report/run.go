@@ -102,10 +102,13 @@ type IterationEval struct {
 
 // Eval mirrors eval/<split>.json: an evaluation of the run's final adapter.
 type Eval struct {
-	Split    string  `json:"split"`
-	Episodes int     `json:"episodes"`
-	Adapter  string  `json:"adapter"`
-	Summary  Summary `json:"summary"`
+	Split    string `json:"split"`
+	Episodes int    `json:"episodes"`
+	Adapter  string `json:"adapter"`
+	// Iteration is the run's iteration whose adapter was evaluated (0 in
+	// evaluations written before it was recorded).
+	Iteration int     `json:"iteration,omitempty"`
+	Summary   Summary `json:"summary"`
 }
 
 // Summary has the fields of rollout.Summary. It is defined here rather than
