@@ -584,6 +584,52 @@ func TestPickTwoNeedsTwoInOnePlace(t *testing.T) {
 	}
 }
 
+// TestExpertMergesAPairSplitOverTwoTargets: with the two goal objects of a
+// pick-two task put by another policy into two different target places,
+// the expert brings one to the other. It used to aim at whichever of the
+// two it stood at, and walked between them until the step limit.
+func TestExpertMergesAPairSplitOverTwoTargets(t *testing.T) {
+	e := findEpisode(t, envs.Train, func(e *Env) bool {
+		g := e.goal
+		if g.task != pickTwo || len(e.fp.slots[g.target]) < 2 || len(e.byKind[g.object]) != 2 {
+			return false
+		}
+		for _, o := range e.byKind[g.object] {
+			if slices.Contains(e.fp.slots[g.target], e.objects[o].at) {
+				return false
+			}
+		}
+		return true
+	})
+	// moveTo brings object o to place p as a policy would.
+	moveTo := func(o, p int) {
+		from := e.objects[o].at
+		mustStep(t, e, e.places[from].slot.goTo)
+		if !e.places[from].visible() {
+			mustStep(t, e, e.places[from].slot.open)
+		}
+		mustStep(t, e, "take "+e.objects[o].name+" from "+e.places[from].slot.name)
+		mustStep(t, e, e.places[p].slot.goTo)
+		if !e.places[p].visible() {
+			mustStep(t, e, e.places[p].slot.open)
+		}
+		if res := mustStep(t, e, "move "+e.objects[o].name+" to "+e.places[p].slot.name); res.Done {
+			t.Fatalf("the episode ended after moving %s: %+v", e.objects[o].name, res)
+		}
+	}
+	targets := e.fp.slots[e.goal.target]
+	for k, o := range e.byKind[e.goal.object] {
+		moveTo(o, targets[k])
+	}
+	taken := e.steps
+	// One object to fetch and bring: at most go, open, take, go, open, move.
+	observations, last := playExpert(t, e)
+	if !last.Info.Success || len(observations) > 6 {
+		t.Fatalf("the expert took %d steps from step %d, success %v; its last observations: %q",
+			len(observations), taken, last.Info.Success, observations[max(0, len(observations)-4):])
+	}
+}
+
 func TestLightTaskNeedsObjectLampAndPlace(t *testing.T) {
 	e := findEpisode(t, envs.Train, func(e *Env) bool {
 		if e.goal.task != lookInLight {

@@ -118,8 +118,11 @@ func (w *world) bestGoalObject() int {
 }
 
 // targetPlace chooses where to put the goal object: for pick-two the target
-// place already holding most goal objects, otherwise (and on ties) the one
-// cheapest to reach.
+// place already holding most goal objects, otherwise (and on ties between
+// places holding none) the one cheapest to reach. A tie between places
+// that hold goal objects goes to the first of them, not the nearest:
+// with one object in each of two, the nearest is wherever the agent
+// stands, and the choice would flip at every step.
 func (w *world) targetPlace() int {
 	best, bestCount, bestCost := nowhere, 0, 0
 	for _, p := range w.fp.slots[w.goal.target] {
@@ -128,7 +131,7 @@ func (w *world) targetPlace() int {
 			count = w.countGoalObjects(p)
 		}
 		cost := w.reachCost(p)
-		if best == nowhere || count > bestCount || (count == bestCount && cost < bestCost) {
+		if best == nowhere || count > bestCount || (count == bestCount && count == 0 && cost < bestCost) {
 			best, bestCount, bestCost = p, count, cost
 		}
 	}
