@@ -62,9 +62,10 @@ func numbers(s string) []string {
 	return all
 }
 
-// numberAt reads a number starting at s[i] ("-" or a digit; a "-" counts as
-// a sign only where it cannot be a minus between operands) and returns it
-// normalised and the index after it.
+// numberAt reads a number starting at s[i] ("-", a digit, or a decimal
+// point before a digit, as in ".5"; a "-" counts as a sign only where it
+// cannot be a minus between operands) and returns it normalised and the
+// index after it.
 func numberAt(s string, i int) (string, int, bool) {
 	start := i
 	negative := false
@@ -78,12 +79,17 @@ func numberAt(s string, i int) (string, int, bool) {
 			i++
 		}
 	}
-	if i >= len(s) || !isDigitByte(s[i]) {
+	if i >= len(s) {
 		return "", 0, false
 	}
-	// A digit right after another digit or a decimal point continues a
-	// number read before; it does not start one.
-	if start > 0 && !negative && (isDigitByte(s[start-1]) || s[start-1] == '.' && start > 1 && isDigitByte(s[start-2])) {
+	bareFraction := s[i] == '.' && i+1 < len(s) && isDigitByte(s[i+1])
+	if !isDigitByte(s[i]) && !bareFraction {
+		return "", 0, false
+	}
+	// A digit or a point right after a digit, or a digit right after a
+	// point, continues a number read before (the point's, where no digit
+	// came before it); it does not start one.
+	if start > 0 && !negative && (isDigitByte(s[start-1]) || s[start-1] == '.' && !bareFraction) {
 		return "", 0, false
 	}
 	var intPart strings.Builder

@@ -31,6 +31,11 @@ func TestExtractAnswer(t *testing.T) {
 		"Action: answer[56]":                    "56",
 		"costs $0.50":                           "0.5",
 		"version 1.2.3":                         "1.2",
+		"#### .5":                               "0.5",
+		"#### -.5":                              "-0.5",
+		"costs $.50":                            "0.5",
+		"1.5":                                   "1.5",
+		"end.5":                                 "0.5",
 	}
 	for text, want := range cases {
 		got, ok := extractAnswer(text)

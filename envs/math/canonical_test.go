@@ -17,14 +17,15 @@ func TestCanonicalSingle(t *testing.T) {
 			"Thought: 250 * 4 = 1000.\nAction: #### 1000", "#### 1000\nAction: I think it is 7"},
 		"#### -5":  {"#### -5", "#### -5.0", "#### -$5"},
 		"#### 0":   {"#### 0", "#### -0", "#### 0.000"},
-		"#### 0.5": {"#### 0.50", "#### 00.5"},
-		// The grader reads no number starting with ".": ".5" is 5.
-		"#### 5": {"#### .5"},
+		"#### 0.5": {"#### 0.50", "#### 00.5", "#### .5", "#### $.50"},
 	}
 	differ := [][2]string{
 		{"#### 1000", "#### 100"},
 		{"#### 1000", "#### 1000.5"},
 		{"#### 5", "#### -5"},
+		// ".5" is a half, as the calculator reads it, not 5.
+		{"#### 5", "#### .5"},
+		{"#### -0.5", "#### .5"},
 		// After the last "####" comes first; "Action:" does not cut the reply.
 		{"#### 5\nAction: 7", "Action: 7"},
 		// Replies without a number are invalid and stay themselves.
