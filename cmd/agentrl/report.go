@@ -58,6 +58,13 @@ func runReport(c *cli.Context) error {
 
 	var runs []report.Run
 	seen := map[string]bool{}
+	// cells finds a seed given twice from two directories (a sweep's out
+	// folder and its record): it would count twice in its method's mean.
+	type cell struct {
+		env, algorithm, model string
+		seed                  uint64
+	}
+	cells := map[cell]string{}
 	for _, arg := range args {
 		rs, err := report.ReadRuns(arg)
 		if err != nil {
@@ -70,10 +77,17 @@ func runReport(c *cli.Context) error {
 			if abs, err := filepath.Abs(r.Dir); err == nil {
 				key = abs
 			}
-			if !seen[key] {
-				seen[key] = true
-				runs = append(runs, r)
+			if seen[key] {
+				continue
 			}
+			seen[key] = true
+			k := cell{r.Env, r.Algorithm, r.Model, r.Seed}
+			if other, ok := cells[k]; ok {
+				return fmt.Errorf("%s and %s are both seed %d of %s on %s with %s: a report counts each seed once, name one of them (a sweep's out folder and its record hold the same runs)",
+					other, r.Dir, r.Seed, r.Algorithm, r.Env, r.Model)
+			}
+			cells[k] = r.Dir
+			runs = append(runs, r)
 		}
 	}
 

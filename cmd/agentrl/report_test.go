@@ -58,6 +58,25 @@ func TestReportPlotsRunsUnlessTold(t *testing.T) {
 	if text, err := os.ReadFile(out); err != nil || !strings.Contains(string(text), "| grpo | tiny | 1 | 0.438 | 0.000 | 0.00 | 0.125 | 0.500 |") {
 		t.Errorf("report on test and unseen (%v):\n%s", err, text)
 	}
+
+	// The same seed from two directories (a sweep's out folder and its
+	// record) would count twice: refused, both named. The same directory
+	// named twice counts once.
+	if _, err := runApp(t, newApp(), "report", run, run+"/", "--run-plots=false", "--out", out); err != nil {
+		t.Fatalf("one run named twice: %v", err)
+	}
+	copyRun := filepath.Join(t.TempDir(), "record", "grpo-seed1")
+	for _, name := range []string{"config.yaml", "state.json", "metrics.jsonl", "eval/test.json"} {
+		data, err := os.ReadFile(filepath.Join(run, name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		write(copyRun, name, string(data))
+	}
+	_, err = runApp(t, newApp(), "report", run, filepath.Dir(copyRun), "--run-plots=false", "--out", out)
+	if err == nil || !strings.Contains(err.Error(), "are both seed 1 of grpo on webshop with tiny") || !strings.Contains(err.Error(), copyRun) {
+		t.Errorf("the same seed from two directories: want it refused, got %v", err)
+	}
 	for _, args := range [][]string{{"report", "--out", out}, {"report", run}, {"report", run, "--split", " ", "--out", out}} {
 		if _, err := runApp(t, newApp(), args...); err == nil {
 			t.Errorf("%v: no error", args)
