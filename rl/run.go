@@ -367,15 +367,7 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 // the checkpoint, because a run killed while committing the next
 // iteration may have left that iteration's adapters beside this state.
 func (r *Run) endShortened(ctx context.Context) error {
-	for _, name := range r.adapters {
-		if err := r.Trainer.UseAdapter(name); err != nil {
-			return err
-		}
-		if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", name+".gguf")); err != nil {
-			return err
-		}
-	}
-	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
+	if err := r.saveAdapters(); err != nil {
 		return err
 	}
 	if e := r.Config.Eval; e.Episodes > 0 {
@@ -422,11 +414,8 @@ func (r *Run) commit(it int, finished bool) error {
 		if err := r.Trainer.SaveCheckpoint(filepath.Join(dir, name+".ckpt"), nil); err != nil {
 			return err
 		}
-		if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", name+".gguf")); err != nil {
-			return err
-		}
 	}
-	if err := r.Trainer.UseAdapter(ActorAdapter); err != nil {
+	if err := r.saveAdapters(); err != nil {
 		return err
 	}
 	r.State.WallSeconds = r.wall0 + time.Since(r.started).Seconds()
@@ -467,6 +456,20 @@ func (r *Run) commit(it int, finished bool) error {
 		}
 	}
 	return r.plot()
+}
+
+// saveAdapters writes every adapter to adapters/NAME.gguf, leaving the
+// actor in use.
+func (r *Run) saveAdapters() error {
+	for _, name := range r.adapters {
+		if err := r.Trainer.UseAdapter(name); err != nil {
+			return err
+		}
+		if err := r.Trainer.SaveAdapter(filepath.Join(r.Dir, "adapters", name+".gguf")); err != nil {
+			return err
+		}
+	}
+	return r.Trainer.UseAdapter(ActorAdapter)
 }
 
 // CommitPreparation checkpoints every adapter as iteration 0 and records
