@@ -206,7 +206,18 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 	if err != nil {
 		return fmt.Errorf("d' ~ M_target(s', a'): %w", err)
 	}
-	open, futures = fitting(recs, open, futures, counts)
+	// A transition whose s' prompt does not fit gets no target, but is
+	// still critiqued and distilled: its own prompts at s are shorter.
+	var kept []int
+	var keptFutures [][]string
+	for k, i := range open {
+		if futures[k] == nil {
+			counts.NoTarget++
+			continue
+		}
+		kept, keptFutures = append(kept, i), append(keptFutures, futures[k])
+	}
+	open, futures = kept, keptFutures
 	if m.cfg.Merge == "template" {
 		for k, i := range open {
 			recs[i].Target = m.form().templateMerge(recs[i].T, recs[i].NextAction, futures[k][0])
@@ -227,8 +238,7 @@ func (m *roleModel) backup(ctx context.Context, recs []Record, seed seeds, count
 	for k, i := range open {
 		switch {
 		case merged[k] == nil:
-			recs[i].TooLong, recs[i].Why = true, "merge prompt too long for the context"
-			counts.TooLong++
+			counts.NoTarget++ // the merge prompt does not fit the context
 		case merged[k][0] == "":
 			// An empty merge teaches nothing; the template keeps the
 			// transition's target.

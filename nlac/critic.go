@@ -175,6 +175,27 @@ func (m *roleModel) sequence(msgs []chat.Message, target string) (train.Sequence
 	return s, len(s.Tokens) <= m.context, nil
 }
 
+// criticSequence is the successor model's training sequence of a
+// record's backed-up target: its prompt at (s, a), in the view of the
+// state that leaves the target room, then the target. The target may run
+// longer than the futures the model samples (nlac.future_tokens): a
+// terminal one holds the final observation and the outcome. ok is false
+// when it does not fit the context at any view.
+func (m *roleModel) criticSequence(rec Record) (s train.Sequence, ok bool, err error) {
+	target, err := m.model.Tokenize(rec.Target, false, false)
+	if err != nil {
+		return s, false, err
+	}
+	msgs, _, err := m.prompt(roleSuccessor, rec.T, rec.Action, nil, max(m.cfg.FutureTokens, len(target)+8))
+	if errors.Is(err, errTooLong) {
+		return s, false, nil
+	}
+	if err != nil {
+		return s, false, err
+	}
+	return m.sequence(msgs, rec.Target)
+}
+
 // distillSequence is the actor's prompt at the transition's state followed
 // by the action as an assistant turn, loss on the action: a term of
 // -log pi(a | s). ok is false when it does not fit the context.
@@ -196,10 +217,13 @@ func (m *roleModel) distillSequence(t Transition, action string) (train.Sequence
 // check plays each transition's episode up to its state again and takes
 // the candidate action there, reporting whether the environment accepts
 // it. Environments are deterministic given split and seed, so the replay
-// reaches the very state the agent was in.
-func (m *roleModel) check(ctx context.Context, ts []Transition, actions []string) ([]bool, error) {
-	valid := make([]bool, len(ts))
-	errs := make([]error, len(ts))
+// reaches the very state the agent was in. An environment that fails
+// one transition's replay (a remote one that times out, say) fails that
+// transition alone, in errs: the refinement goes unchecked and counts as
+// invalid, and the iteration goes on. err is the context's end.
+func (m *roleModel) check(ctx context.Context, ts []Transition, actions []string) (valid []bool, errs []error, err error) {
+	valid = make([]bool, len(ts))
+	errs = make([]error, len(ts))
 	jobs := make(chan int)
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -211,7 +235,6 @@ func (m *roleModel) check(ctx context.Context, ts []Transition, actions []string
 			defer envs.Close(env)
 			for i := range jobs {
 				if ctx.Err() != nil {
-					errs[i] = ctx.Err()
 					continue
 				}
 				ok, steps, err := replayAndTry(env, ts[i], actions[i])
@@ -227,7 +250,10 @@ func (m *roleModel) check(ctx context.Context, ts []Transition, actions []string
 	}
 	close(jobs)
 	wg.Wait()
-	return valid, errors.Join(errs...)
+	if err := ctx.Err(); err != nil {
+		return nil, nil, err
+	}
+	return valid, errs, nil
 }
 
 // replayTo resets env to the transition's task and replays the actions

@@ -76,7 +76,18 @@ type Counts struct {
 	// of them optimal; Unparsed counts critiques left without one.
 	Asked, AskedOptimal                                 int
 	Refinements, InvalidRefinements, Changed, Distilled int
-	NoOptimal, EmptyMerges                              int
+	// UnchangedRefinements repeated the action they refined;
+	// CheckErrors could not be checked, the environment failing in the
+	// replay (both ruled as invalid refinements, and not counted in
+	// InvalidRefinements). RejectedKept are actions the environment
+	// rejected that the critic approved, or whose refinement failed:
+	// not distilled.
+	UnchangedRefinements, CheckErrors, RejectedKept int
+	// NoTarget are transitions the Bellman backup made no target for, a
+	// prompt of s' or of the merge outgrowing the context; they are
+	// still critiqued and distilled.
+	NoTarget               int
+	NoOptimal, EmptyMerges int
 	// FailedRollouts are NLRL rollouts the environment failed.
 	FailedRollouts int
 	// The first-round judgements of the actions the episodes took, by the
@@ -240,10 +251,15 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		rounds = 1
 	}
 	current := make([]string, len(recs))
+	// valid says whether the environment accepts current: the action
+	// taken as the episode's step found, a refinement as check found. An
+	// action the environment rejected is never distilled, whatever the
+	// critic says of it: the actor would learn to write it again.
+	valid := make([]bool, len(recs))
 	var open []int
 	for i := range recs {
 		if !recs[i].TooLong {
-			current[i] = recs[i].Action
+			current[i], valid[i] = recs[i].Action, recs[i].T.step().Info.ValidAction
 			open = append(open, i)
 		}
 	}
@@ -300,6 +316,10 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				if verdict == Unparsed {
 					recs[i].Why = "critique without a judgement: kept as optimal"
 				}
+				if !valid[i] {
+					recs[i].Distill, recs[i].Why = "", recs[i].Why+", but the environment rejected the action: not distilled"
+					counts.RejectedKept++
+				}
 			default:
 				refine = append(refine, i)
 			}
@@ -321,26 +341,51 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			}
 			r.RefinedText, r.Refined, r.Valid = refined[k].text, refined[k].action, refined[k].valid
 			counts.Refinements++
-			if !r.Valid {
+			// A refinement that repeats the condemned action improves
+			// nothing: it is ruled as one the environment rejects.
+			why := "refinement invalid"
+			switch {
+			case refined[k].checkErr != nil:
+				why = "refinement not checked (environment error: " + clip(refined[k].checkErr.Error(), 200) + ")"
+				counts.CheckErrors++
+				r.Valid = false
+			case r.Valid && sameAction(r.Refined, current[i]):
+				why = "refinement repeats the action"
+				counts.UnchangedRefinements++
+				r.Valid = false
+			case !r.Valid:
 				counts.InvalidRefinements++
-				if m.cfg.InvalidRefinement == "original" {
-					recs[i].Distill, recs[i].Why = current[i], "refinement invalid: the action it refined"
-				} else {
-					recs[i].Why, recs[i].Distill = "refinement invalid: dropped", ""
+			}
+			if !r.Valid {
+				switch {
+				case m.cfg.InvalidRefinement == "drop":
+					recs[i].Why, recs[i].Distill = why+": dropped", ""
+				case !valid[i]:
+					recs[i].Why, recs[i].Distill = why+", and the environment rejected the action it refined: nothing distilled", ""
+					counts.RejectedKept++
+				default:
+					recs[i].Distill, recs[i].Why = current[i], why+": the action it refined"
 				}
 				continue
 			}
+			valid[i] = true
 			current[i] = r.Refined
 			recs[i].Distill, recs[i].Why = r.Refined, fmt.Sprintf("refined in round %d", round+1)
 			open = append(open, i)
 		}
 	}
 	for i := range recs {
-		if recs[i].Distill != "" && !strings.EqualFold(recs[i].Distill, recs[i].Action) {
+		if recs[i].Distill != "" && !sameAction(recs[i].Distill, recs[i].Action) {
 			counts.Changed++
 		}
 	}
 	return nil
+}
+
+// sameAction tells whether two actions, as actionText writes them, are
+// one text but for case and the space around them.
+func sameAction(a, b string) bool {
+	return strings.EqualFold(strings.TrimSpace(a), strings.TrimSpace(b))
 }
 
 // roundSeed is the seed of a refinement round's generations: the base
@@ -650,6 +695,9 @@ func fitting(recs []Record, open []int, texts [][]string, counts *Counts) ([]int
 type refinement struct {
 	text, action   string
 	valid, tooLong bool
+	// checkErr is the environment's failure in replaying the state to
+	// try the action (valid is then false).
+	checkErr error
 }
 
 // refine rewrites each listed transition's current action from its last
@@ -685,12 +733,12 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 			where = append(where, k)
 		}
 	}
-	valid, err := m.check(ctx, toCheck, actions)
+	valid, errs, err := m.check(ctx, toCheck, actions)
 	if err != nil {
 		return nil, err
 	}
 	for c, k := range where {
-		out[k].valid = valid[c]
+		out[k].valid, out[k].checkErr = valid[c], errs[c]
 	}
 	return out, nil
 }
@@ -782,7 +830,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		b := recs[i].Candidates[best]
 		recs[i].Distill = b.Action
 		recs[i].Why = fmt.Sprintf("candidate %d of %d rated best (p(optimal) %.2f, judged %s)", best+1, len(recs[i].Candidates), b.POptimal, b.Judgement)
-		if !strings.EqualFold(recs[i].Distill, recs[i].Action) {
+		if !sameAction(recs[i].Distill, recs[i].Action) {
 			counts.Changed++
 		}
 	}

@@ -34,7 +34,11 @@ func (j Judgement) String() string {
 // 32 critiques of SmolLM2's second NLAC iteration ended "Outcome:
 // optimal" or "Outcome: suboptimal"); a future's outcome is a success or a
 // failure, never optimal, so the label is not ambiguous.
-var judgementPattern = regexp.MustCompile(`(?i)(?:judge?ment|verdict|outcome)\W{0,4}(sub-?optimal|not optimal|optimal)\b`)
+//
+// Between the label and the verdict any run of up to 12 characters that
+// are not letters or digits: "**Judgement:** **optimal**" puts six
+// there, "Judgement:\n\n**Optimal**" five.
+var judgementPattern = regexp.MustCompile(`(?i)(?:judge?ment|verdict|outcome)[^0-9A-Za-z]{0,12}(sub-?optimal|not optimal|optimal)(?:\b|_)`)
 
 // ParseJudgement reads the judgement a critique ends with: the last
 // "Judgement: optimal" or "Judgement: suboptimal" (or variant, see

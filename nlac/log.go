@@ -12,8 +12,8 @@ import (
 func writeLog(path string, it int, method string, recs []Record, c Counts) error {
 	return writeAtomic(path, false, func(w io.Writer) error {
 		fmt.Fprintf(w, "# Iteration %d (%s)\n\n", it, method)
-		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal%s, %d given when asked (%d optimal), %d unparsed; %d refinements, %d invalid; %d actions changed; %d distilled; %d too long",
-			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.outcomeNote(), c.Asked, c.AskedOptimal, c.Unparsed, c.Refinements, c.InvalidRefinements, c.Changed, c.Distilled, c.TooLong)
+		fmt.Fprintf(w, "%d transitions: %d judgements, %.2f judged optimal%s, %d given when asked (%d optimal), %d unparsed; %d refinements, %d invalid, %d repeating the action, %d unchecked (environment errors); %d actions the environment rejected not distilled; %d actions changed; %d distilled; %d too long; %d without a backup target",
+			c.Transitions, c.Judgements, share(c.Optimal, c.Judgements), c.outcomeNote(), c.Asked, c.AskedOptimal, c.Unparsed, c.Refinements, c.InvalidRefinements, c.UnchangedRefinements, c.CheckErrors, c.RejectedKept, c.Changed, c.Distilled, c.TooLong, c.NoTarget)
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}

@@ -19,7 +19,6 @@ package nlac
 
 import (
 	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -302,9 +301,9 @@ func withAdapter(s rl.Snapshot, path string) rl.Snapshot {
 // trainCritic trains the successor model by NLL of the backed-up targets
 // given (s, a), in nlac.minibatches steps, the target network following
 // after each; then the engine gets the new critic and target. A target
-// that does not fit the context after the successor model's prompt is
-// left out and counted (critic_targets_too_long); its transition is still
-// critiqued, whose futures are shorter.
+// that does not fit the context even with the shortest view of the state
+// (criticSequence) is left out and counted (critic_targets_too_long), its
+// transition still critiqued, whose futures are shorter.
 func (l *loop) trainCritic(ctx context.Context, it int, recs []Record) error {
 	r := l.r
 	var seqs []train.Sequence
@@ -313,14 +312,8 @@ func (l *loop) trainCritic(ctx context.Context, it int, recs []Record) error {
 		if recs[i].TooLong || recs[i].Target == "" {
 			continue
 		}
-		msgs, _, err := l.roles.prompt(roleSuccessor, recs[i].T, recs[i].Action, nil, l.cfg.FutureTokens)
-		ok := err == nil
-		var s train.Sequence
-		if ok {
-			if s, ok, err = l.roles.sequence(msgs, recs[i].Target); err != nil {
-				return err
-			}
-		} else if !errors.Is(err, errTooLong) {
+		s, ok, err := l.roles.criticSequence(recs[i])
+		if err != nil {
 			return err
 		}
 		if !ok {
@@ -368,10 +361,16 @@ func (l *loop) trainActor(ctx context.Context, it int, recs []Record, counts *Co
 		if err != nil {
 			return err
 		}
-		if ok {
-			seqs = append(seqs, s)
-			counts.Distilled++
+		if !ok {
+			if !sameAction(recs[i].Distill, recs[i].Action) {
+				counts.Changed--
+			}
+			recs[i].Distill, recs[i].Why = "", recs[i].Why+"; with the state it outgrows rollout.context: not distilled"
+			counts.TooLong++
+			continue
 		}
+		seqs = append(seqs, s)
+		counts.Distilled++
 	}
 	if len(seqs) == 0 {
 		r.Logf("iter %d: no action to distil; the actor is unchanged", it)
@@ -430,9 +429,12 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["transitions"] = float64(c.Transitions)
 	m.Metrics["too_long"] = float64(c.TooLong)
 	m.Metrics["judgements"] = float64(c.Judgements)
-	m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
-	// Shares of no judgement at all (NLQL, or a batch without a
-	// successful episode) are left out rather than written as 0.
+	// Shares of no judgement at all (every NLRL rollout failed; the
+	// first-round splits of NLQL, or of a batch without a successful
+	// episode) are left out rather than written as 0.
+	if c.Judgements > 0 {
+		m.Metrics["judged_optimal"] = share(c.Optimal, c.Judgements)
+	}
 	// (with, without, AUC) keys of each split.
 	for key, split := range map[[3]string]JudgedSplit{
 		{"optimal_in_success", "optimal_in_failure", "auc_by_outcome"}: c.ByOutcome,
@@ -458,6 +460,10 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["distilled"] = float64(c.Distilled)
 	m.Metrics["no_optimal"] = float64(c.NoOptimal)
 	m.Metrics["empty_merges"] = float64(c.EmptyMerges)
+	m.Metrics["no_target"] = float64(c.NoTarget)
+	m.Metrics["unchanged_refinements"] = float64(c.UnchangedRefinements)
+	m.Metrics["refinement_check_errors"] = float64(c.CheckErrors)
+	m.Metrics["rejected_not_distilled"] = float64(c.RejectedKept)
 	m.Metrics["failed_rollouts"] = float64(c.FailedRollouts)
 }
 

@@ -180,8 +180,10 @@ func TestNLACRun(t *testing.T) {
 			t.Errorf("iteration %d: the successor model's mean p(success) %v (recorded %v), want in (0, 1)", m.Iteration, p, ok)
 		}
 		// Every refinement is either valid (and distilled) or counted
-		// invalid (and, with invalid_refinement drop, not distilled).
-		if m.Metrics["refinements"]-m.Metrics["invalid_refinements"] != m.Metrics["distilled"]-optimalKept(m) {
+		// invalid, unchanged or unchecked (and, with invalid_refinement
+		// drop, not distilled).
+		valid := m.Metrics["refinements"] - m.Metrics["invalid_refinements"] - m.Metrics["unchanged_refinements"] - m.Metrics["refinement_check_errors"]
+		if valid != m.Metrics["distilled"]-optimalKept(m) {
 			t.Errorf("iteration %d: %v refinements, %v invalid, %v distilled", m.Iteration, m.Metrics["refinements"], m.Metrics["invalid_refinements"], m.Metrics["distilled"])
 		}
 	}
@@ -239,10 +241,11 @@ func TestNLACRun(t *testing.T) {
 }
 
 // optimalKept is the number of actions distilled as they were, judged
-// optimal (or, by the unparsed rule, kept): the distilled actions no
-// refinement made.
+// optimal (or, by the unparsed rule, kept) but for those the environment
+// had rejected: the distilled actions no refinement made, where invalid
+// refinements are dropped.
 func optimalKept(m rl.Metrics) float64 {
-	return m.Metrics["judged_optimal"] * m.Metrics["judgements"]
+	return m.Metrics["judged_optimal"]*m.Metrics["judgements"] - m.Metrics["rejected_not_distilled"]
 }
 
 // stopAfter cancels a run when a progress line contains marker.

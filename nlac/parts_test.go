@@ -194,6 +194,10 @@ func TestReadingJudgements(t *testing.T) {
 		"Next: the cart.\nVerdict: suboptimal":                         Suboptimal,
 		"Outcome: success (score 1.00).":                               Unparsed,
 		"Outcome: suboptimal\nJudgement: optimal":                      Optimal,
+		"**Judgement:** **optimal**":                                   Optimal,
+		"Judgement:\n\n**Suboptimal**":                                 Suboptimal,
+		"Judgement: __not optimal__":                                   Suboptimal,
+		"Judgement: the order lookup is optimal":                       Unparsed,
 	} {
 		if got := ParseJudgement(text); got != want {
 			t.Errorf("ParseJudgement(%q): %v, want %v", text, got, want)
@@ -574,10 +578,134 @@ func scriptedSetting(t *testing.T) (*llm.Model, *Prompts, *Episode) {
 		t.Fatal(err)
 	}
 	ep := &Episode{Trajectory: rollout.Trajectory{Env: "vowels", Split: envs.Train, Seed: 1, Steps: []rollout.Step{
-		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}},
-		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true},
+		{Observation: "Write vowels.", Action: "Action: xyz", ParsedAction: "xyz", PromptTokenIDs: []int32{1, 2}, Info: envs.Info{ValidAction: true}},
+		{Observation: "More vowels.", Action: "Action: aei", ParsedAction: "aei", PromptTokenIDs: []int32{1, 2, 3}, Done: true, Info: envs.Info{ValidAction: true}},
 	}, NumSteps: 2}}
 	return m, prompts, ep
+}
+
+// improveScripted runs one round of critique and refinement (nlac, no
+// verdict asked for) of each step of ep in turn, as many as critiques
+// (futures, critiques and refinements scripted), in environments newEnv
+// makes.
+func improveScripted(t *testing.T, m *llm.Model, prompts *Prompts, ep *Episode, newEnv func() envs.Env, critiques, refinements []string) ([]Record, Counts) {
+	t.Helper()
+	recs := make([]Record, len(critiques))
+	for i := range recs {
+		tr := Transition{Episode: ep, Step: i % len(ep.Trajectory.Steps)}
+		recs[i] = Record{T: tr, Action: tr.action()}
+	}
+	cfg := rl.DefaultConfig().NLAC
+	cfg.AskJudgement = false
+	c := &scripted{calls: [][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}}
+	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: newEnv,
+		instruction: "Write vowels.", context: 512, actionTokens: 8}
+	var counts Counts
+	if err := roles.improve(context.Background(), recs, "nlac", func(p uint64) uint64 { return p }, &counts); err != nil {
+		t.Fatal(err)
+	}
+	if len(c.calls) != 0 {
+		t.Errorf("%d scripted calls left", len(c.calls))
+	}
+	return recs, counts
+}
+
+// TestRejectedActionsAreNotDistilled: an action the environment rejected
+// is never distilled, neither when the critic approves it nor as what a
+// failed refinement falls back to, while a valid refinement of it is; a
+// refinement that repeats the action it refines is ruled invalid and
+// counted apart.
+func TestRejectedActionsAreNotDistilled(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
+	ep.Trajectory.Steps[0] = rollout.Step{Observation: "Write vowels.", Action: "Action: 123", ParsedAction: "123", PromptTokenIDs: []int32{1, 2}}
+	// Records 0, 2 and 4 are of the rejected 123, 1 and 3 of aei.
+	critiques := []string{"Judgement: optimal", "Judgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal"}
+	// The refinements of records 2, 3 and 4: no action, aei again, aeiou.
+	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, critiques, []string{"", "Action: aei", "Action: aeiou"})
+	for i, want := range []string{"", "Action: aei", "", "Action: aei", "Action: aeiou"} {
+		if recs[i].Distill != want {
+			t.Errorf("record %d: distilled %q (%s), want %q", i, recs[i].Distill, recs[i].Why, want)
+		}
+	}
+	if !strings.Contains(recs[3].Why, "repeats the action") || recs[3].Rounds[0].Valid {
+		t.Errorf("record 3, refined into itself: %q, valid %v", recs[3].Why, recs[3].Rounds[0].Valid)
+	}
+	if counts.RejectedKept != 2 || counts.InvalidRefinements != 1 || counts.UnchangedRefinements != 1 || counts.Refinements != 3 || counts.Changed != 1 {
+		t.Errorf("counts %+v: want 2 rejected actions kept back, 1 invalid and 1 repeating refinement of 3, 1 action changed", counts)
+	}
+}
+
+// TestRefinementsTheEnvironmentFailsToCheck: an environment that fails to
+// replay the state a refinement is checked in leaves that refinement
+// unchecked, counted and ruled invalid; the improvement goes on.
+func TestRefinementsTheEnvironmentFailsToCheck(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
+	down := func() envs.Env { return &unresettable{seed: ep.Trajectory.Seed} }
+	recs, counts := improveScripted(t, m, prompts, ep, down, []string{"Judgement: suboptimal", "Judgement: suboptimal"}, []string{"Action: aeiou", "Action: aeiou"})
+	for i, want := range []string{"Action: xyz", "Action: aei"} {
+		if recs[i].Distill != want || !strings.Contains(recs[i].Why, "the task server is down") {
+			t.Errorf("record %d: distilled %q (%s), want the action it refined, %q, and the environment's error", i, recs[i].Distill, recs[i].Why, want)
+		}
+	}
+	if counts.CheckErrors != 2 || counts.InvalidRefinements != 0 || counts.Refinements != 2 {
+		t.Errorf("counts %+v: want 2 refinements, both unchecked", counts)
+	}
+}
+
+// TestBackupWithoutRoomKeepsTheTransition: a transition whose s' prompt
+// outgrows the context (here a' is too long) gets no backed-up target,
+// is counted, and stays open for critique and distillation; the others
+// get theirs.
+func TestBackupWithoutRoomKeepsTheTransition(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
+	recs := []Record{{T: Transition{Episode: ep, Step: 0}}, {T: Transition{Episode: ep, Step: 0}}, {T: Transition{Episode: ep, Step: 1}}}
+	for i := range recs {
+		recs[i].Action = recs[i].T.action()
+	}
+	c := &scripted{calls: [][]string{{"Action: " + strings.Repeat("x", 600), "Action: aeiou"}, {"Next: \"Over.\""}, {"Next: merged."}}}
+	roles := &roleModel{cfg: rl.DefaultConfig().NLAC, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
+		instruction: "Write vowels.", context: 512, actionTokens: 8}
+	var counts Counts
+	if err := roles.backup(context.Background(), recs, func(p uint64) uint64 { return p }, &counts); err != nil {
+		t.Fatal(err)
+	}
+	if recs[0].Target != "" || recs[0].TooLong || recs[1].Target != "Next: merged." || !strings.Contains(recs[2].Target, "Outcome:") {
+		t.Errorf("targets %q (too long %v), %q, %q", recs[0].Target, recs[0].TooLong, recs[1].Target, recs[2].Target)
+	}
+	if counts.NoTarget != 1 || counts.TooLong != 0 {
+		t.Errorf("counts %+v: want one transition without a target, none too long", counts)
+	}
+}
+
+// TestCriticSequenceMakesRoomForLongTargets: a backed-up target longer
+// than the futures the successor model samples (a terminal one holds the
+// final observation) is trained on after a shorter view of the state,
+// rather than left out.
+func TestCriticSequenceMakesRoomForLongTargets(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
+	ep.Trajectory.Steps[0].Observation = strings.Repeat("Write vowels. ", 45) // 630 characters, cut shorter in shorter views
+	roles := &roleModel{cfg: rl.DefaultConfig().NLAC, prompts: prompts, model: m, newEnv: func() envs.Env { return &vowels{} },
+		instruction: "Write vowels.", context: 512, actionTokens: 8}
+	first := Transition{Episode: ep, Step: 0}
+	rec := Record{T: first, Action: first.action()}
+	// The view that leaves room for a sampled future; the target, 20
+	// tokens (the byte model's characters) too long for it.
+	_, full, err := roles.prompt(roleSuccessor, first, rec.Action, nil, roles.cfg.FutureTokens)
+	if err != nil {
+		t.Fatal(err)
+	}
+	rec.Target = "Next: " + strings.Repeat("a", roles.context-len(full)+20)
+	target, err := m.Tokenize(rec.Target, false, false)
+	if err != nil || len(full)+len(target) <= roles.context {
+		t.Fatalf("the setting does not test it: prompt of %d tokens and a target of %d fit %d (%v)", len(full), len(target), roles.context, err)
+	}
+	s, ok, err := roles.criticSequence(rec)
+	if err != nil || !ok || len(s.Tokens) > roles.context {
+		t.Fatalf("critic sequence: ok %v, %d tokens, %v; want it to fit %d", ok, len(s.Tokens), err, roles.context)
+	}
+	if got, err := m.Detokenize(s.Tokens[len(s.Tokens)-len(target)-4:], false); err != nil || !strings.Contains(got, rec.Target[len(rec.Target)-50:]) {
+		t.Errorf("the sequence does not end in the target: %q (%v)", got, err)
+	}
 }
 
 // TestRefinementRules runs one round of critique and refinement on four

@@ -131,8 +131,10 @@ func (l *loop) warmupForesight(ctx context.Context, recs []Record, m *rl.Metrics
 		return nil
 	}
 	var f Foresight
-	for i, ps := range p {
-		f.add(ps, recs[i].T.Episode.Trajectory.Success)
+	for i := range recs { // in order: the mean's sum is the same in every run
+		if ps, ok := p[i]; ok {
+			f.add(ps, recs[i].T.Episode.Trajectory.Success)
+		}
 	}
 	f.addTo(m, "warmup_successor_")
 	l.r.Logf("warm-up: before any backup, on the first batch's actions, %s", f.note())
