@@ -271,6 +271,13 @@ type StepAgentConfig struct {
 	Clip        float64 `yaml:"clip"`
 	Minibatches int     `yaml:"minibatches"`
 	KL          float64 `yaml:"kl"`
+	// Baseline is what a step reward is measured against: "cycle" (the
+	// mean reward of the cycle's samples) or "state" (the mean of the
+	// samples in the same inspected state, as GRPO's groups), scaled by
+	// the standard deviation over the cycle either way. With "cycle" what
+	// the discriminator thinks of a state, whatever the action, becomes
+	// advantage of every action taken there.
+	Baseline string `yaml:"baseline"`
 }
 
 // NLACConfig is the natural-language actor-critic ("Natural Language
@@ -456,7 +463,7 @@ func DefaultConfig() Config {
 		StepAgent: StepAgentConfig{
 			Reflection: "implicit", Trajectories: 16, Samples: 4, Temperature: 1, LR: 2e-5, Epochs: 1,
 			Beta: 0.1, Reference: "cycle", DiscriminatorLR: 1e-4, JudgementToken: " Yes", NegativeToken: " No", MaxAccuracy: 0.95,
-			Clip: 0.2, Minibatches: 2,
+			Clip: 0.2, Minibatches: 2, Baseline: "cycle",
 		},
 		NLAC: NLACConfig{
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
@@ -717,6 +724,8 @@ func (c *Config) Validate() error {
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
 		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)
+		check(a.Baseline == "cycle" || a.Baseline == "state", "stepagent.baseline %q: want cycle or state", a.Baseline)
+		check(a.Baseline == "cycle" || a.Reflection == "irl", "stepagent.baseline %s applies to the irl reflection only (its step rewards)", a.Baseline)
 		check(a.KL >= 0, "stepagent.kl %g must not be negative", a.KL)
 		check(a.KL == 0 || a.Reflection == "irl", "stepagent.kl %g applies to the irl reflection only (its PPO update)", a.KL)
 		check(a.KL == 0 || c.WarmStart.Demos > 0 || c.InitAdapter != "", "stepagent.kl needs a warm start to stay near (warm_start.demos > 0 or init_adapter)")

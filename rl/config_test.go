@@ -72,6 +72,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"reference", "env: math\ngrpo:\n  kl: 0.1\n  reference: sft\n", nil, `grpo.reference "sft"`},
 		{"stepagent kl without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  kl: 0.05\n", nil, "stepagent.kl 0.05 applies to the irl reflection only"},
 		{"negative stepagent kl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  kl: -1\n", nil, "stepagent.kl -1 must not be negative"},
+		{"stepagent baseline without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  baseline: state\n", nil, "stepagent.baseline state applies to the irl reflection only"},
+		{"unknown stepagent baseline", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  baseline: episode\n", nil, `stepagent.baseline "episode": want cycle or state`},
 		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},
 		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},

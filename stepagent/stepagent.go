@@ -150,6 +150,13 @@ func run(ctx context.Context, r *rl.Run) error {
 		if err != nil {
 			return fmt.Errorf("cycle %d: %w", cycle, err)
 		}
+		// Each cycle's probe measures the policy before its reflection:
+		// after the last, once more, what the run ends with.
+		if cycle == r.Config.Iterations && len(probe) > 0 {
+			if err := finalProbe(ctx, r, m, probe); err != nil {
+				return err
+			}
+		}
 		if err := r.EndIteration(ctx, cycle); err != nil {
 			return err
 		}
@@ -238,8 +245,8 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 // trained to tell the expert's actions (label 1) from the agent's that
 // differ from them (label 0), unless it already does so too well; each of
 // the agent's sampled actions then gets the step reward
-// log D - log(1 - D) (the log-odds), normalised over the cycle, and the
-// policy follows it with PPO-clip.
+// log D - log(1 - D) (the log-odds), less a baseline and normalised over
+// the cycle (stepAdvantages), and the policy follows it with PPO-clip.
 func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	c := r.Config.StepAgent
 	m := r.Metrics()
@@ -346,18 +353,14 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	for i := range rewards {
 		rewards[i] = stepReward(rewards[i])
 	}
-	mean, std := stat.MeanStdDev(rewards, nil)
-	m.Metrics["step_reward"] = mean
-	if std == 0 || math.IsNaN(std) {
-		std = 1
-	}
+	m.Metrics["step_reward"] = stat.Mean(rewards, nil)
+	stepAdv := stepAdvantages(rewards, samplesByStep, c.Baseline)
 	advantages := make([][]float32, len(policy))
 	for i, s := range policy {
-		a := float32((rewards[i] - mean) / (std + 1e-8))
 		advantages[i] = make([]float32, len(s.Tokens))
 		for k, w := range s.Weights {
 			if w != 0 {
-				advantages[i][k] = a
+				advantages[i][k] = float32(stepAdv[i])
 			}
 		}
 	}
@@ -384,6 +387,39 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		m.Metrics["kl"] = means.Metric("kl")
 	}
 	return nil
+}
+
+// stepAdvantages are the samples' advantages from their step rewards:
+// each reward less its baseline (baseline "cycle": the mean of all;
+// "state": the mean of its state's samples, byState listing each state's),
+// divided by the standard deviation of those differences over the cycle
+// (1 where they do not vary).
+func stepAdvantages(rewards []float64, byState [][]int, baseline string) []float64 {
+	out := make([]float64, len(rewards))
+	if baseline == "state" {
+		for _, group := range byState {
+			var sum float64
+			for _, i := range group {
+				sum += rewards[i]
+			}
+			for _, i := range group {
+				out[i] = rewards[i] - sum/float64(len(group))
+			}
+		}
+	} else {
+		mean := stat.Mean(rewards, nil)
+		for i, r := range rewards {
+			out[i] = r - mean
+		}
+	}
+	std := stat.StdDev(out, nil)
+	if std == 0 || math.IsNaN(std) {
+		std = 1
+	}
+	for i := range out {
+		out[i] /= std + 1e-8
+	}
+	return out
 }
 
 // judgement is the discriminator's pair of tokens.
@@ -521,6 +557,26 @@ func measureProbe(ctx context.Context, r *rl.Run, env envs.Env, probe []Prefix) 
 	}
 	agreement, _ = Agreement(steps)
 	return agreement, meanTokenLogProb(seqs, lp), nil
+}
+
+// finalProbe measures the held-out probe with the actor as the last
+// reflection left it, into m as probe_agreement_final and
+// probe_loglik_final.
+func finalProbe(ctx context.Context, r *rl.Run, m *rl.Metrics, probe []Prefix) error {
+	r.EndPhase("train")
+	if err := r.HandOverActor(ctx); err != nil {
+		return err
+	}
+	env := r.NewEnv()
+	agree, loglik, err := measureProbe(ctx, r, env, probe)
+	envs.Close(env)
+	if err != nil {
+		return fmt.Errorf("after the last cycle: %w", err)
+	}
+	m.Metrics["probe_agreement_final"], m.Metrics["probe_loglik_final"] = agree, loglik
+	r.EndPhase("rollout")
+	r.Logf("after cycle %d: probe step agreement %.3f, expert log-likelihood %.3f per token", r.Config.Iterations, agree, loglik)
+	return nil
 }
 
 // expertLogProbs are the inspected steps' expert sequences (h_t and the

@@ -280,6 +280,30 @@ func sayConfig(reflection string, cycles int) rl.Config {
 	return cfg
 }
 
+// TestStepAdvantages: against the cycle's mean, a state whose actions the
+// discriminator all rates high gives each of them a positive advantage;
+// against the state's own mean only the differences between its actions
+// count, and a state whose actions are rated alike gives none.
+func TestStepAdvantages(t *testing.T) {
+	rewards := []float64{1, 3, 10, 12}
+	states := [][]int{{0, 1}, {2, 3}}
+	check := func(got, want []float64) {
+		t.Helper()
+		for i := range want {
+			if math.Abs(got[i]-want[i]) > 1e-6 {
+				t.Fatalf("advantages %v, want %v", got, want)
+			}
+		}
+	}
+	// Differences from 6.5: -5.5, -3.5, 3.5, 5.5; their standard deviation sqrt(85/3).
+	sd := math.Sqrt(85.0 / 3)
+	check(stepAdvantages(rewards, states, "cycle"), []float64{-5.5 / sd, -3.5 / sd, 3.5 / sd, 5.5 / sd})
+	// Differences from 2 and 11: -1, 1, -1, 1; their standard deviation sqrt(4/3).
+	sd = math.Sqrt(4.0 / 3)
+	check(stepAdvantages(rewards, states, "state"), []float64{-1 / sd, 1 / sd, -1 / sd, 1 / sd})
+	check(stepAdvantages([]float64{2, 2, 7, 7}, states, "state"), []float64{0, 0, 0, 0})
+}
+
 // TestDiscriminatorAccuracyIsBalanced: a discriminator that calls every
 // action the agent's is right on the K agent actions of each state and
 // wrong on the one expert action; the pause gate must see chance, not
@@ -322,6 +346,14 @@ func TestStepAgentRaisesAgreement(t *testing.T) {
 		if !ok || agree != m.Metrics["step_agreement"] || math.Abs(m.Metrics["probe_loglik"]-m.Metrics["expert_loglik"]) > 1e-3 {
 			t.Errorf("cycle %d: probe agreement %v (logged: %v), log-likelihood %.4f; want the inspection's %v and %.4f", m.Iteration,
 				agree, ok, m.Metrics["probe_loglik"], m.Metrics["step_agreement"], m.Metrics["expert_loglik"])
+		}
+	}
+	// After the last cycle's reflection the probe is measured once more:
+	// the policy the run ends with, which that reflection moved.
+	for _, m := range ms {
+		_, ok := m.Metrics["probe_agreement_final"]
+		if last := m.Iteration == len(ms); ok != last || (last && m.Metrics["probe_loglik_final"] == m.Metrics["probe_loglik"]) {
+			t.Errorf("cycle %d: final probe logged %v, log-likelihood %v (before the reflection %v)", m.Iteration, ok, m.Metrics["probe_loglik_final"], m.Metrics["probe_loglik"])
 		}
 	}
 	// Every environment step counted is the warm start's or a cycle's

@@ -24,6 +24,10 @@ const (
 	// every cycle, where the others are of each cycle's own tasks.
 	probeAgreement = "probe_agreement"
 	probeLoglik    = "probe_loglik"
+	// finalSuffix names a measure taken once more after the last cycle's
+	// reflection, logged with that cycle (the probe's): the policy the
+	// run ends with, shown as the cycle after the last.
+	finalSuffix = "_final"
 )
 
 // agreementMeasures are the pairs of metrics the agreement table and
@@ -57,22 +61,27 @@ type cycleMean struct {
 	Seeds int
 }
 
-// meanByCycle averages the metric named key over the runs, cycle by cycle.
+// meanByCycle averages the metric named key over the runs, cycle by
+// cycle; key+finalSuffix, where a run logs it, counts as the next cycle's.
 func meanByCycle(runs []Run, key string) []cycleMean {
 	sums := map[int]*cycleMean{}
+	add := func(cycle int, v float64) {
+		c := sums[cycle]
+		if c == nil {
+			c = &cycleMean{Cycle: cycle}
+			sums[cycle] = c
+		}
+		c.Mean += v
+		c.Seeds++
+	}
 	for _, r := range runs {
 		for _, it := range r.Metrics {
-			v, ok := it.Metrics[key]
-			if !ok {
-				continue
+			if v, ok := it.Metrics[key]; ok {
+				add(it.Iteration, v)
 			}
-			c := sums[it.Iteration]
-			if c == nil {
-				c = &cycleMean{Cycle: it.Iteration}
-				sums[it.Iteration] = c
+			if v, ok := it.Metrics[key+finalSuffix]; ok {
+				add(it.Iteration+1, v)
 			}
-			c.Mean += v
-			c.Seeds++
 		}
 	}
 	out := make([]cycleMean, 0, len(sums))
@@ -189,20 +198,25 @@ func writeAgreementTable(bw *bufio.Writer, runs []Run, env, figureDir, prefix st
 	cycles := lastIteration(runs)
 	fmt.Fprintf(bw, "\nStep agreement by cycle: the share of expert steps whose greedy action is equivalent to the expert's, "+
 		"and in brackets the expert actions' log-likelihood per token, measured at each cycle's inspection before its reflection "+
-		"(cycle 1 is the starting policy); mean over the seeds that reached the cycle, of runs finished or not.\n")
+		"(cycle 1 is the starting policy; *final*, on the probe, the policy after the last cycle's reflection); mean over the seeds that reached the cycle, of runs finished or not.\n")
 	for _, m := range agreementMeasures {
 		measured := runsWith(runs, m.agree)
 		if len(measured) == 0 {
 			continue
 		}
+		columns := cycles
+		final := len(runsWith(measured, m.agree+finalSuffix)) > 0
+		if final {
+			columns++
+		}
 		fmt.Fprintf(bw, "\n%s:\n\n", strings.ToUpper(m.table[:1])+m.table[1:])
-		writeByIterationHeader(bw, "cycle", cycles, "---:")
+		writeByIterationHeader(bw, "cycle", cycles, "---:", final)
 		for _, alg := range algorithmsOf(measured) {
 			algRuns := runsOfAlgorithm(measured, alg)
 			agree := meanByCycle(algRuns, m.agree)
 			loglik := meanByCycle(algRuns, m.loglik)
 			fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
-			for c := 1; c <= cycles; c++ {
+			for c := 1; c <= columns; c++ {
 				fmt.Fprintf(bw, " %s |", agreementCell(agree, loglik, c))
 			}
 			fmt.Fprintln(bw)
@@ -235,15 +249,21 @@ func lastIteration(runs []Run) int {
 }
 
 // writeByIterationHeader writes the head of a table with a row per
-// algorithm and a column per iteration (named label, e.g. "cycle"),
-// aligned as align says ("---:" or "---").
-func writeByIterationHeader(bw *bufio.Writer, label string, n int, align string) {
+// algorithm and a column per iteration (named label, e.g. "cycle"), and
+// one more, "final", where final says; aligned as align says ("---:" or
+// "---").
+func writeByIterationHeader(bw *bufio.Writer, label string, n int, align string, final bool) {
 	fmt.Fprint(bw, "| algorithm | seeds |")
 	for i := 1; i <= n; i++ {
 		fmt.Fprintf(bw, " %s %d |", label, i)
 	}
+	columns := n
+	if final {
+		fmt.Fprint(bw, " final |")
+		columns++
+	}
 	fmt.Fprint(bw, "\n|---|---:|")
-	for i := 1; i <= n; i++ {
+	for range columns {
 		fmt.Fprint(bw, align+"|")
 	}
 	fmt.Fprintln(bw)

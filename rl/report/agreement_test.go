@@ -22,7 +22,7 @@ func writeAgreementRuns(t *testing.T) (string, []Run) {
 	writeFile(t, d, "state.json", `{"iteration": 3, "iterations": 3, "grad_steps": 12, "finished": true}`)
 	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "grad_steps": 4, "loss": 0.69, "metrics": {"step_agreement": 0.4, "sample_agreement": 0.3, "expert_loglik": -0.5, "pairs": 10, "probe_agreement": 0.5, "probe_loglik": -0.4}}
 {"iteration": 2, "grad_steps": 8, "loss": 0.6, "metrics": {"step_agreement": 0.6, "sample_agreement": 0.5, "expert_loglik": -0.3, "probe_agreement": 0.6, "probe_loglik": -0.3}}
-{"iteration": 3, "grad_steps": 12, "loss": 0.5, "metrics": {"step_agreement": 0.8, "sample_agreement": 0.7, "expert_loglik": -0.1, "probe_agreement": 0.7, "probe_loglik": -0.2}}
+{"iteration": 3, "grad_steps": 12, "loss": 0.5, "metrics": {"step_agreement": 0.8, "sample_agreement": 0.7, "expert_loglik": -0.1, "probe_agreement": 0.7, "probe_loglik": -0.2, "probe_agreement_final": 0.75, "probe_loglik_final": -0.15}}
 `)
 	d = filepath.Join(root, "stepagent-2")
 	writeFile(t, d, "config.yaml", cfg("stepagent", 2))
@@ -57,6 +57,10 @@ func TestMeanByCycle(t *testing.T) {
 			t.Errorf("cycle %d: got %+v, want %+v", i+1, got[i], want[i])
 		}
 	}
+	// The probe once more after the last cycle counts as the next cycle.
+	if got := meanByCycle(runs, probeAgreement); len(got) != 4 || got[3].Cycle != 4 || !near(got[3].Mean, 0.75) || got[3].Seeds != 1 {
+		t.Errorf("the probe by cycle, its final measure as cycle 4: got %+v", got)
+	}
 	if got := meanByCycle(runs[:1], stepAgreement); len(got) != 0 {
 		t.Errorf("an SFT run has no step agreement, got %+v", got)
 	}
@@ -70,10 +74,10 @@ func TestAgreementTable(t *testing.T) {
 	}
 	out := buf.String()
 	for _, want := range []string{
-		"On each cycle's inspected steps (new tasks every cycle):\n\n| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 |",
+		"On each cycle's inspected steps (new tasks every cycle):\n\n| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 |\n|---|---:|---:|---:|---:|\n",
 		"| stepagent | 2 | 0.500 (-0.600) | 0.600 (-0.400) | 0.800 (-0.100) (n=1) |",
-		"On the held-out probe (the same steps every cycle):\n\n| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 |",
-		"| stepagent | 1 | 0.500 (-0.400) | 0.600 (-0.300) | 0.700 (-0.200) |",
+		"On the held-out probe (the same steps every cycle):\n\n| algorithm | seeds | cycle 1 | cycle 2 | cycle 3 | final |\n|---|---:|---:|---:|---:|---:|",
+		"| stepagent | 1 | 0.500 (-0.400) | 0.600 (-0.300) | 0.700 (-0.200) | 0.750 (-0.150) |",
 		"![step agreement on webshop by cycle, mean over seeds](report-agreement-webshop.png)",
 	} {
 		if !strings.Contains(out, want) {

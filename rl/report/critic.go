@@ -35,7 +35,7 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 		"(where logged: a critic whose verdicts inform judges the first of each pair higher), with the AUC of its probabilities of \"optimal\" "+
 		"between the two (0.5: they tell nothing apart), "+
 		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
-	writeByIterationHeader(bw, "iteration", iterations, "---")
+	writeByIterationHeader(bw, "iteration", iterations, "---", false)
 	for _, alg := range algorithmsOf(runs) {
 		algRuns := runsOfAlgorithm(runs, alg)
 		means := map[string][]cycleMean{}
