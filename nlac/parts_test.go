@@ -584,20 +584,20 @@ func scriptedSetting(t *testing.T) (*llm.Model, *Prompts, *Episode) {
 	return m, prompts, ep
 }
 
-// improveScripted runs one round of critique and refinement (nlac, no
-// verdict asked for) of each step of ep in turn, as many as critiques
-// (futures, critiques and refinements scripted), in environments newEnv
-// makes.
-func improveScripted(t *testing.T, m *llm.Model, prompts *Prompts, ep *Episode, newEnv func() envs.Env, critiques, refinements []string) ([]Record, Counts) {
+// failedFuture is the successor model's scripted future of every action.
+const failedFuture = "Next: \"More vowels.\"\nOutcome: failure."
+
+// improveScripted runs the policy improvement of cfg (method nlac) on n
+// transitions, the steps of ep in turn, the model's answers scripted by
+// c, in environments newEnv makes; every scripted answer must be asked
+// for.
+func improveScripted(t *testing.T, m *llm.Model, prompts *Prompts, ep *Episode, newEnv func() envs.Env, cfg rl.NLACConfig, c *scripted, n int) ([]Record, Counts) {
 	t.Helper()
-	recs := make([]Record, len(critiques))
+	recs := make([]Record, n)
 	for i := range recs {
 		tr := Transition{Episode: ep, Step: i % len(ep.Trajectory.Steps)}
 		recs[i] = Record{T: tr, Action: tr.action()}
 	}
-	cfg := rl.DefaultConfig().NLAC
-	cfg.AskJudgement = false
-	c := &scripted{calls: [][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}}
 	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: newEnv,
 		instruction: "Write vowels.", context: 512, actionTokens: 8}
 	var counts Counts
@@ -605,9 +605,20 @@ func improveScripted(t *testing.T, m *llm.Model, prompts *Prompts, ep *Episode, 
 		t.Fatal(err)
 	}
 	if len(c.calls) != 0 {
-		t.Errorf("%d scripted calls left", len(c.calls))
+		t.Errorf("%d scripted calls left: the rules asked the model less than expected", len(c.calls))
 	}
 	return recs, counts
+}
+
+// oneRound is improveScripted of one round, no verdict asked for, on as
+// many transitions as critiques, with their futures, critiques and
+// refinements scripted.
+func oneRound(t *testing.T, m *llm.Model, prompts *Prompts, ep *Episode, newEnv func() envs.Env, critiques, refinements []string) ([]Record, Counts) {
+	t.Helper()
+	cfg := rl.DefaultConfig().NLAC
+	cfg.AskJudgement = false
+	c := &scripted{calls: [][]string{constantTexts(failedFuture, len(critiques)), critiques, refinements}}
+	return improveScripted(t, m, prompts, ep, newEnv, cfg, c, len(critiques))
 }
 
 // TestRejectedActionsAreNotDistilled: an action the environment rejected
@@ -621,7 +632,7 @@ func TestRejectedActionsAreNotDistilled(t *testing.T) {
 	// Records 0, 2 and 4 are of the rejected 123, 1 and 3 of aei.
 	critiques := []string{"Judgement: optimal", "Judgement: optimal", "Judgement: suboptimal", "Judgement: suboptimal", "Judgement: suboptimal"}
 	// The refinements of records 2, 3 and 4: no action, aei again, aeiou.
-	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, critiques, []string{"", "Action: aei", "Action: aeiou"})
+	recs, counts := oneRound(t, m, prompts, ep, func() envs.Env { return &vowels{} }, critiques, []string{"", "Action: aei", "Action: aeiou"})
 	for i, want := range []string{"", "Action: aei", "", "Action: aei", "Action: aeiou"} {
 		if recs[i].Distill != want {
 			t.Errorf("record %d: distilled %q (%s), want %q", i, recs[i].Distill, recs[i].Why, want)
@@ -641,7 +652,7 @@ func TestRejectedActionsAreNotDistilled(t *testing.T) {
 func TestRefinementsTheEnvironmentFailsToCheck(t *testing.T) {
 	m, prompts, ep := scriptedSetting(t)
 	down := func() envs.Env { return &unresettable{seed: ep.Trajectory.Seed} }
-	recs, counts := improveScripted(t, m, prompts, ep, down, []string{"Judgement: suboptimal", "Judgement: suboptimal"}, []string{"Action: aeiou", "Action: aeiou"})
+	recs, counts := oneRound(t, m, prompts, ep, down, []string{"Judgement: suboptimal", "Judgement: suboptimal"}, []string{"Action: aeiou", "Action: aeiou"})
 	for i, want := range []string{"Action: xyz", "Action: aei"} {
 		if recs[i].Distill != want || !strings.Contains(recs[i].Why, "the task server is down") {
 			t.Errorf("record %d: distilled %q (%s), want the action it refined, %q, and the environment's error", i, recs[i].Distill, recs[i].Why, want)
@@ -724,23 +735,9 @@ func TestRefinementRules(t *testing.T) {
 	var verdicts []float64
 	run := func(cfg rl.NLACConfig, critiques, refinements []string, later ...[]string) ([]Record, Counts) {
 		t.Helper()
-		recs := make([]Record, len(critiques))
-		for i := range recs {
-			tr := Transition{Episode: ep, Step: i % 2}
-			recs[i] = Record{T: tr, Action: tr.action()}
-		}
-		c = &scripted{calls: append([][]string{constantTexts("Next: \"More vowels.\"\nOutcome: failure.", len(recs)), critiques, refinements}, later...),
+		c = &scripted{calls: append([][]string{constantTexts(failedFuture, len(critiques)), critiques, refinements}, later...),
 			pOptimal: append(slices.Clone(foresight), verdicts...)}
-		roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
-			instruction: "Write vowels.", context: 512, actionTokens: 8}
-		var counts Counts
-		if err := roles.improve(context.Background(), recs, "nlac", func(p uint64) uint64 { return p }, &counts); err != nil {
-			t.Fatal(err)
-		}
-		if len(c.calls) != 0 {
-			t.Errorf("%d scripted calls left: the rules asked the model less than expected", len(c.calls))
-		}
-		return recs, counts
+		return improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, len(critiques))
 	}
 	cfg := rl.DefaultConfig().NLAC
 	cfg.AskJudgement = false // the rules for what stays unparsed first; asking below
@@ -884,20 +881,8 @@ func TestWholeReplyActionsStayWhole(t *testing.T) {
 	ep.Trajectory.WholeReply = true
 	ep.Trajectory.Steps[0].Action = "First some letters.\nAction: xyz"
 	ep.Trajectory.Steps[1].Action = "Now vowels.\nAction: aei"
-	recs := []Record{{T: Transition{Episode: ep, Step: 0}}, {T: Transition{Episode: ep, Step: 1}}}
-	for i := range recs {
-		recs[i].Action = recs[i].T.action()
-	}
 	refined := "All five vowels score more.\nAction: aeiou"
-	c := &scripted{calls: [][]string{constantTexts("Next: \"Over.\"\nOutcome: failure.", 2), {"Judgement: optimal", "Judgement: suboptimal"}, {refined}}}
-	cfg := rl.DefaultConfig().NLAC
-	cfg.AskJudgement = false
-	roles := &roleModel{cfg: cfg, prompts: prompts, model: m, collector: c, newEnv: func() envs.Env { return &vowels{} },
-		instruction: "Write vowels.", context: 512, actionTokens: 8}
-	var counts Counts
-	if err := roles.improve(context.Background(), recs, "nlac", func(p uint64) uint64 { return p }, &counts); err != nil {
-		t.Fatal(err)
-	}
+	recs, counts := oneRound(t, m, prompts, ep, func() envs.Env { return &vowels{} }, []string{"Judgement: optimal", "Judgement: suboptimal"}, []string{refined})
 	for i, want := range []string{"First some letters.\nAction: xyz", refined} {
 		if recs[i].Distill != want {
 			t.Errorf("record %d: distilled %q (%s), want the whole reply %q", i, recs[i].Distill, recs[i].Why, want)

@@ -393,33 +393,22 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 // each reward less its baseline (baseline "cycle": the mean of all;
 // "state": the mean of its state's samples, byState listing each state's),
 // divided by the standard deviation of those differences over the cycle
-// (1 where they do not vary).
+// (rl.GroupAdvantages over the cycle, of the centred rewards for "state").
 func stepAdvantages(rewards []float64, byState [][]int, baseline string) []float64 {
-	out := make([]float64, len(rewards))
 	if baseline == "state" {
+		centred := make([]float64, len(rewards))
 		for _, group := range byState {
 			var sum float64
 			for _, i := range group {
 				sum += rewards[i]
 			}
 			for _, i := range group {
-				out[i] = rewards[i] - sum/float64(len(group))
+				centred[i] = rewards[i] - sum/float64(len(group))
 			}
 		}
-	} else {
-		mean := stat.Mean(rewards, nil)
-		for i, r := range rewards {
-			out[i] = r - mean
-		}
+		rewards = centred
 	}
-	std := stat.StdDev(out, nil)
-	if std == 0 || math.IsNaN(std) {
-		std = 1
-	}
-	for i := range out {
-		out[i] /= std + 1e-8
-	}
-	return out
+	return rl.GroupAdvantages(rewards, 1e-8)
 }
 
 // judgement is the discriminator's pair of tokens.
