@@ -264,7 +264,7 @@ func (s *Sweep) writeRecordReport(outRuns []report.Run, opts report.Options) err
 	if _, err := os.Stat(s.Record); errors.Is(err, fs.ErrNotExist) {
 		return nil // nothing recorded yet
 	}
-	runs, err := report.ReadRuns(s.Record)
+	runs, unreadable, err := report.ReadRuns(s.Record)
 	if err != nil && !errors.Is(err, report.ErrNotRun) {
 		return err
 	}
@@ -273,13 +273,24 @@ func (s *Sweep) writeRecordReport(outRuns []report.Run, opts report.Options) err
 		runs[i].Dir = filepath.Base(runs[i].Dir)
 		recorded[runs[i].Dir] = true
 	}
+	for _, u := range unreadable {
+		recorded[filepath.Base(u.Dir)] = true
+	}
+	// The runs of out that could not be read are listed where the record
+	// has no copy of them.
+	for _, u := range opts.Unreadable {
+		if !recorded[filepath.Base(u.Dir)] {
+			unreadable = append(unreadable, u)
+		}
+	}
+	opts.Unreadable = unreadable
 	for _, r := range outRuns {
 		if name := filepath.Base(r.Dir); !recorded[name] && !r.Finished() {
 			r.Dir = name
 			runs = append(runs, r)
 		}
 	}
-	if len(runs) == 0 {
+	if len(runs) == 0 && len(opts.Unreadable) == 0 {
 		return nil
 	}
 	_, _, err = report.WriteComparison(runs, filepath.Join(s.Record, "report.md"), opts)

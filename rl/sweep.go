@@ -500,11 +500,11 @@ func (s *Sweep) declare(c sweepCell) error {
 // writeReport compares the sweep's runs in out/report.md, and in the
 // record's report.md where the sweep keeps one.
 func (s *Sweep) writeReport() error {
-	runs, err := report.ReadRuns(s.Out)
+	runs, unreadable, err := report.ReadRuns(s.Out)
 	if err != nil {
 		return err
 	}
-	opts := report.Options{Split: report.DefaultSplit, Title: "Sweep " + filepath.Base(s.Out)}
+	opts := report.Options{Split: report.DefaultSplit, Title: "Sweep " + filepath.Base(s.Out), Unreadable: unreadable}
 	for i, split := range s.Eval.Splits {
 		if i == 0 {
 			opts.Split = string(split)

@@ -361,6 +361,36 @@ eval: {splits: [test], episodes: 2}
 	if data, err := os.ReadFile(filepath.Join(elsewhere, "guess-sft-seed1", "eval", "test.json")); err != nil || !strings.Contains(string(data), `"iteration": 2,`) {
 		t.Fatalf("the new evaluation does not name iteration 2: %v\n%.300s", err, data)
 	}
+
+	// A damaged run, in the record or beside the sweep's runs (a file cut
+	// off by a full disk, say), is listed as unreadable in each report; it
+	// neither stops the sweep nor hides the other runs.
+	for _, dir := range []string{filepath.Join(record, "guess-grpo-seed9"), filepath.Join(elsewhere, "guess-ppo-seed9")} {
+		if err := os.MkdirAll(dir, 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "config.yaml"), []byte("algorithm: grpo\nenv: guess\nseed: 9\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, "state.json"), []byte(`{"iteration": 1, "it`), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	sweep(longer, elsewhere)
+	for report, damaged := range map[string][]string{
+		filepath.Join(record, "report.md"):    {"guess-grpo-seed9", "guess-ppo-seed9"},
+		filepath.Join(elsewhere, "report.md"): {"guess-ppo-seed9"},
+	} {
+		rep, err := os.ReadFile(report)
+		if err != nil || !strings.Contains(string(rep), "| sft |") {
+			t.Fatalf("%s does not compare the readable run (%v):\n%s", report, err, rep)
+		}
+		for _, name := range damaged {
+			if !strings.Contains(string(rep), "- "+name+": unreadable: read ") {
+				t.Errorf("%s does not list %s as unreadable:\n%s", report, name, rep)
+			}
+		}
+	}
 }
 
 // setEvalField sets a field of the run's eval/<split>.json: key at the top

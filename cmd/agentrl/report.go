@@ -57,6 +57,7 @@ func runReport(c *cli.Context) error {
 	}
 
 	var runs []report.Run
+	var unreadable []report.Unreadable
 	seen := map[string]bool{}
 	// cells finds a seed given twice from two directories (a sweep's out
 	// folder and its record): it would count twice in its method's mean.
@@ -66,10 +67,14 @@ func runReport(c *cli.Context) error {
 	}
 	cells := map[cell]string{}
 	for _, arg := range args {
-		rs, err := report.ReadRuns(arg)
+		rs, broken, err := report.ReadRuns(arg)
 		if err != nil {
 			return err
 		}
+		for _, u := range broken {
+			fmt.Fprintf(c.App.ErrWriter, "report: left out %s\n", u)
+		}
+		unreadable = append(unreadable, broken...)
 		for _, r := range rs {
 			// A run named both on its own and through its sweep would
 			// count as two seeds.
@@ -95,7 +100,7 @@ func runReport(c *cli.Context) error {
 	if !c.Bool("run-plots") {
 		write = report.WriteComparison
 	}
-	t, curves, err := write(runs, out, report.Options{Split: splits[0], AlsoSplits: splits[1:], Title: c.String("title")})
+	t, curves, err := write(runs, out, report.Options{Split: splits[0], AlsoSplits: splits[1:], Title: c.String("title"), Unreadable: unreadable})
 	if err != nil {
 		return err
 	}
@@ -105,6 +110,6 @@ func runReport(c *cli.Context) error {
 		envs[g.Env], algorithms[g.Algorithm] = true, true
 	}
 	fmt.Fprintf(c.App.Writer, "wrote %s: %d runs, %d environments, %d algorithms; %d runs missing from the comparison on %s; %d figures\n",
-		out, len(runs), len(envs), len(algorithms), len(t.Missing), t.Split, len(curves))
+		out, len(runs), len(envs), len(algorithms), len(t.Missing)+len(unreadable), t.Split, len(curves))
 	return nil
 }

@@ -82,4 +82,21 @@ func TestReportPlotsRunsUnlessTold(t *testing.T) {
 			t.Errorf("%v: no error", args)
 		}
 	}
+
+	// A sweep directory with a damaged run: the others are reported, the
+	// damaged one is named as missing, and the command succeeds.
+	broken := filepath.Join(filepath.Dir(copyRun), "ppo-seed1")
+	write(broken, "config.yaml", "algorithm: ppo\nenv: webshop\nmodel: tiny\nseed: 1\n")
+	write(broken, "state.json", `{"iteration": 1, "iter`)
+	stdout, err := runApp(t, newApp(), "report", filepath.Dir(copyRun), "--run-plots=false", "--out", out)
+	if err != nil {
+		t.Fatalf("a sweep with one damaged run: %v", err)
+	}
+	if !strings.Contains(stdout, "1 runs, 1 environments, 1 algorithms; 1 runs missing") {
+		t.Errorf("summary line %q does not count the damaged run as missing", stdout)
+	}
+	if text, err := os.ReadFile(out); err != nil || !strings.Contains(string(text), "| grpo | tiny | 1 | 0.438 |") ||
+		!strings.Contains(string(text), "- ppo-seed1: unreadable: read "+filepath.Join(broken, "state.json")) {
+		t.Errorf("report of a sweep with a damaged run (%v):\n%s", err, text)
+	}
 }

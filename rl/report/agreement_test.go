@@ -35,9 +35,9 @@ func writeAgreementRuns(t *testing.T) (string, []Run) {
 	writeFile(t, d, "state.json", `{"iteration": 1, "iterations": 1, "grad_steps": 26, "finished": true}`)
 	writeFile(t, d, "metrics.jsonl", `{"iteration": 1, "grad_steps": 26, "loss": 0.9}
 `)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
+	runs, unreadable, err := ReadRuns(root)
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("err %v, unreadable %v", err, unreadable)
 	}
 	if len(runs) != 3 || runs[1].Dir != filepath.Join(root, "stepagent-1") {
 		t.Fatalf("read %d runs, the second %q; want sft-1, stepagent-1, stepagent-2", len(runs), runs[1].Dir)

@@ -196,6 +196,9 @@ type Options struct {
 	FigureDir string
 	// FigurePrefix starts the curve figures' file names, e.g. "report-".
 	FigurePrefix string
+	// Unreadable are runs left out because their files could not be
+	// read; the report lists them with what is missing.
+	Unreadable []Unreadable
 }
 
 // WriteMarkdown writes a comparison of runs as markdown: one table per env
@@ -262,12 +265,15 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 		writeCriticTable(bw, runsOfEnv(runs, env), env)
 	}
 	fmt.Fprintf(bw, "\n## Missing\n\n")
-	if len(missing) == 0 {
+	if len(missing) == 0 && len(opts.Unreadable) == 0 {
 		splits := append([]string{t.Split}, opts.AlsoSplits...)
 		fmt.Fprintf(bw, "Nothing: every run finished and was evaluated on %s.\n", strings.Join(splits, " and "))
 	}
 	for _, m := range missing {
 		fmt.Fprintf(bw, "- %s (`%s`)\n", m, m.Dir)
+	}
+	for _, u := range opts.Unreadable {
+		fmt.Fprintf(bw, "- %s\n", cell(u.String()))
 	}
 	if err := bw.Flush(); err != nil {
 		return fmt.Errorf("write report: %w", err)

@@ -6,6 +6,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
@@ -34,9 +35,9 @@ func writeRun(t *testing.T, dir, config, state, metrics string) {
 // markdownOf is the report of the runs under root.
 func markdownOf(t *testing.T, root string) string {
 	t.Helper()
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
+	runs, unreadable, err := ReadRuns(root)
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("err %v, unreadable %v", err, unreadable)
 	}
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, runs, Options{}); err != nil {
@@ -109,9 +110,9 @@ func writeSweep(t *testing.T) string {
 func readSweep(t *testing.T) (string, []Run) {
 	t.Helper()
 	root := writeSweep(t)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
+	runs, unreadable, err := ReadRuns(root)
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("err %v, unreadable %v", err, unreadable)
 	}
 	return root, runs
 }
@@ -176,7 +177,7 @@ func TestReadRunNotARun(t *testing.T) {
 	if !strings.Contains(err.Error(), dir) {
 		t.Errorf("error %q does not name %s", err, dir)
 	}
-	if _, err := ReadRuns(dir); !errors.Is(err, ErrNotRun) {
+	if _, _, err := ReadRuns(dir); !errors.Is(err, ErrNotRun) {
 		t.Errorf("ReadRuns of an empty directory: err = %v, want ErrNotRun", err)
 	}
 }
@@ -193,6 +194,41 @@ func TestReadRunMalformedMetrics(t *testing.T) {
 	want := filepath.Join(dir, "metrics.jsonl") + ":3"
 	if !strings.Contains(err.Error(), want) {
 		t.Errorf("error %q does not name %s", err, want)
+	}
+}
+
+func TestReadRunsLeavesOutUnreadableRun(t *testing.T) {
+	// One run of a sweep cut off mid-line (a disk that filled, a file
+	// copied by hand) must not hide the others from the report.
+	root := writeSweep(t)
+	broken := filepath.Join(root, "grpo-2")
+	writeFile(t, broken, "metrics.jsonl", "{\"iteration\": 1, \"success\": ")
+	runs, unreadable, err := ReadRuns(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(runs) != 4 || slices.ContainsFunc(runs, func(r Run) bool { return r.Dir == broken }) {
+		t.Errorf("read %d runs, want the 4 other than grpo-2", len(runs))
+	}
+	if len(unreadable) != 1 || unreadable[0].Dir != broken {
+		t.Fatalf("unreadable = %v, want grpo-2", unreadable)
+	}
+	var buf bytes.Buffer
+	if err := WriteMarkdown(&buf, runs, Options{Unreadable: unreadable}); err != nil {
+		t.Fatal(err)
+	}
+	md := buf.String()
+	missing := md[strings.Index(md, "## Missing"):]
+	if !strings.Contains(missing, "- grpo-2: unreadable: read "+filepath.Join(broken, "metrics.jsonl")+":1") {
+		t.Errorf("the missing section does not name grpo-2 and its file:\n%s", missing)
+	}
+	if strings.Contains(missing, "Nothing:") {
+		t.Errorf("the missing section says nothing is missing:\n%s", missing)
+	}
+
+	// A run named on its own is what the caller asked for: it fails.
+	if _, _, err := ReadRuns(broken); err == nil {
+		t.Error("ReadRuns of the unreadable run itself: no error")
 	}
 }
 
@@ -362,9 +398,9 @@ func TestWriteMarkdownAlsoSplits(t *testing.T) {
 	root := writeSweep(t)
 	writeFile(t, filepath.Join(root, "grpo-1"), "eval/unseen.json", `{"split": "unseen", "episodes": 32,
  "summary": {"episodes": 32, "success_rate": 0.125, "mean_score": 0.2, "mean_steps": 7}}`)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
+	runs, unreadable, err := ReadRuns(root)
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("err %v, unreadable %v", err, unreadable)
 	}
 	var buf bytes.Buffer
 	if err := WriteMarkdown(&buf, runs, Options{AlsoSplits: []string{"unseen"}}); err != nil {
@@ -535,9 +571,9 @@ func TestRunUnderWayBeforeItsFirstIteration(t *testing.T) {
 	d := filepath.Join(root, "ppo-1")
 	writeFile(t, d, "config.yaml", "algorithm: ppo\nenv: webshop\nseed: 1\n")
 	writeFile(t, d, "state.json", `{"iteration": 0, "iterations": 3, "warm_started": true, "finished": false}`)
-	runs, err := ReadRuns(root)
-	if err != nil {
-		t.Fatal(err)
+	runs, unreadable, err := ReadRuns(root)
+	if err != nil || len(unreadable) > 0 {
+		t.Fatalf("err %v, unreadable %v", err, unreadable)
 	}
 	tab := Compare(runs, "test")
 	if len(tab.Missing) != 1 || tab.Missing[0].String() != "seed 1 of ppo on webshop: iteration 0 of 3" {

@@ -189,22 +189,37 @@ func ReadRun(dir string) (Run, error) {
 	return run, nil
 }
 
+// Unreadable is a run of a sweep directory whose files could not be read
+// (a config.yaml, state.json, metrics.jsonl or evaluation that is not what
+// the run writes). It is left out of the comparison and listed as missing,
+// so that one damaged run does not hide the others.
+type Unreadable struct {
+	Dir string
+	Err error
+}
+
+// String says which run and why, e.g. "sft-1: read sft-1/state.json: ...".
+func (u Unreadable) String() string {
+	return fmt.Sprintf("%s: unreadable: %v", filepath.Base(u.Dir), u.Err)
+}
+
 // ReadRuns reads the run at dir or, when dir is a sweep directory (no
 // config.yaml, but run directories one level down), the runs it holds, in
-// the order of their names.
-func ReadRuns(dir string) ([]Run, error) {
+// the order of their names. A run named as dir must be readable; a run of
+// a sweep that is not is returned in unreadable rather than failing the
+// rest.
+func ReadRuns(dir string) (runs []Run, unreadable []Unreadable, err error) {
 	run, err := ReadRun(dir)
 	if err == nil {
-		return []Run{run}, nil
+		return []Run{run}, nil, nil
 	}
 	if !errors.Is(err, ErrNotRun) {
-		return nil, err
+		return nil, nil, err
 	}
 	entries, readErr := os.ReadDir(dir)
 	if readErr != nil {
-		return nil, fmt.Errorf("read %s: %w", dir, readErr)
+		return nil, nil, fmt.Errorf("read %s: %w", dir, readErr)
 	}
-	var runs []Run
 	for _, e := range entries {
 		if !e.IsDir() {
 			continue
@@ -215,14 +230,15 @@ func ReadRuns(dir string) ([]Run, error) {
 		}
 		r, err := ReadRun(sub)
 		if err != nil {
-			return nil, err
+			unreadable = append(unreadable, Unreadable{Dir: sub, Err: err})
+			continue
 		}
 		runs = append(runs, r)
 	}
-	if len(runs) == 0 {
-		return nil, fmt.Errorf("%s: %w: no config.yaml in it or in its subdirectories", dir, ErrNotRun)
+	if len(runs) == 0 && len(unreadable) == 0 {
+		return nil, nil, fmt.Errorf("%s: %w: no config.yaml in it or in its subdirectories", dir, ErrNotRun)
 	}
-	return runs, nil
+	return runs, unreadable, nil
 }
 
 // readJSON decodes the file at path into v; it reports false, and no
