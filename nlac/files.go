@@ -9,36 +9,31 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+
+	"github.com/agentrl/agentrl/internal/atomicfile"
 )
 
-// writeAtomic writes a file through write, gzipped or not, by way of a
-// temporary file and a rename: a reader (or a run resumed after a kill)
-// never sees half a file.
+// writeAtomic replaces path with what write writes, gzipped or not
+// (atomicfile.Write): a reader, or a run resumed after a kill, never sees
+// half a file.
 func writeAtomic(path string, gzipped bool, write func(io.Writer) error) error {
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
+	return atomicfile.Write(path, func(f io.Writer) error {
+		var zw *gzip.Writer
+		w := f
+		if gzipped {
+			zw = gzip.NewWriter(f)
+			w = zw
+		}
+		bw := bufio.NewWriter(w)
+		err := errors.Join(write(bw), bw.Flush())
+		if zw != nil {
+			err = errors.Join(err, zw.Close())
+		}
 		return err
-	}
-	var zw *gzip.Writer
-	var w io.Writer = f
-	if gzipped {
-		zw = gzip.NewWriter(f)
-		w = zw
-	}
-	bw := bufio.NewWriter(w)
-	err = errors.Join(write(bw), bw.Flush())
-	if zw != nil {
-		err = errors.Join(err, zw.Close())
-	}
-	if err = errors.Join(err, f.Close()); err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+	})
 }
 
 // writeJSONLines writes items as gzipped JSON lines, atomically.

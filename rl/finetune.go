@@ -163,18 +163,15 @@ func (r *Run) resumeFineTune(fresh fineTuneProgress) fineTuneProgress {
 	return p
 }
 
-// saveFineTune checkpoints the active adapter with the progress, through
-// a temporary file so that a kill leaves the previous checkpoint whole.
+// saveFineTune checkpoints the active adapter with the progress; the
+// checkpoint replaces the previous one whole (a kill leaves that one).
 func (r *Run) saveFineTune(p fineTuneProgress, secondsThisProcess float64) error {
 	p.TrainSeconds += secondsThisProcess
 	path := filepath.Join(r.Dir, fineTuneFile)
 	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
 		return err
 	}
-	if err := r.Trainer.SaveCheckpoint(path+".tmp", p); err != nil {
-		return err
-	}
-	return os.Rename(path+".tmp", path)
+	return r.Trainer.SaveCheckpoint(path, p)
 }
 
 // digest identifies a fine-tuning's data.

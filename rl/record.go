@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/agentrl/agentrl/internal/atomicfile"
 	"github.com/agentrl/agentrl/rl/report"
 )
 
@@ -43,7 +44,7 @@ func (s *Sweep) recordRun(dir string) error {
 	if err != nil {
 		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
 	}
-	return writeFileAtomic(filepath.Join(to, actorDigestFile), []byte(digest+"\n"))
+	return atomicfile.WriteFile(filepath.Join(to, actorDigestFile), []byte(digest+"\n"))
 }
 
 // actorDigest is the hex SHA-256 of the actor adapter of the run in dir.
@@ -111,7 +112,7 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 			again("the recorded run: %s", lack)
 			continue
 		}
-		if err := copyFile(filepath.Join(recorded, name), filepath.Join(dir, name)); err != nil {
+		if err := atomicfile.Copy(filepath.Join(recorded, name), filepath.Join(dir, name)); err != nil {
 			again("%v", err)
 			continue
 		}
@@ -164,7 +165,7 @@ func copyRecordedFiles(from, to string) error {
 			if err != nil {
 				return err
 			}
-			if err := copyFile(f, filepath.Join(to, rel)); err != nil {
+			if err := atomicfile.Copy(f, filepath.Join(to, rel)); err != nil {
 				return err
 			}
 		}
@@ -295,29 +296,4 @@ func (s *Sweep) writeRecordReport(outRuns []report.Run, opts report.Options) err
 	}
 	_, _, err = report.WriteComparison(runs, filepath.Join(s.Record, "report.md"), opts)
 	return err
-}
-
-// copyFile copies from to to (creating to's directory) through a
-// temporary file, so that a copy cut short leaves no half file.
-func copyFile(from, to string) error {
-	src, err := os.Open(from)
-	if err != nil {
-		return err
-	}
-	defer src.Close()
-	if err := os.MkdirAll(filepath.Dir(to), 0o755); err != nil {
-		return err
-	}
-	tmp := to + ".tmp"
-	dst, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	_, err = io.Copy(dst, src)
-	err = errors.Join(err, dst.Close())
-	if err != nil {
-		os.Remove(tmp)
-		return err
-	}
-	return os.Rename(tmp, to)
 }

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/internal/atomicfile"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/llm/train"
 	"github.com/agentrl/agentrl/rl/report"
@@ -195,7 +196,7 @@ func Open(cfg Config, o Options) (*Run, error) {
 	if err != nil {
 		return nil, err
 	}
-	if err := writeFileAtomic(filepath.Join(o.Dir, "config.yaml"), text); err != nil {
+	if err := atomicfile.WriteFile(filepath.Join(o.Dir, "config.yaml"), text); err != nil {
 		return nil, err
 	}
 
@@ -396,7 +397,7 @@ func (r *Run) writeState() error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
+	return atomicfile.WriteFile(filepath.Join(r.Dir, "state.json"), append(data, '\n'))
 }
 
 // commit checkpoints the adapters and writes the metrics and the state of
@@ -514,31 +515,22 @@ func writeEval(dir string, split envs.Split, it int, trajs []rollout.Trajectory,
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "eval", string(split)+".json"), append(data, '\n'))
+	return atomicfile.WriteFile(filepath.Join(dir, "eval", string(split)+".json"), append(data, '\n'))
 }
 
 // writeTrajectories writes the episodes gzipped to the run dir's
 // trajectories/NAME.jsonl.gz.
 func writeTrajectories(dir, name string, trajs []rollout.Trajectory) error {
-	path := filepath.Join(dir, "trajectories", name+".jsonl.gz")
-	tmp := path + ".tmp"
-	f, err := os.Create(tmp)
-	if err != nil {
-		return err
-	}
-	zw := gzip.NewWriter(f)
-	w := rollout.NewWriter(zw)
-	for i := range trajs {
-		if err = w.Write(&trajs[i]); err != nil {
-			break
+	return atomicfile.Write(filepath.Join(dir, "trajectories", name+".jsonl.gz"), func(f io.Writer) error {
+		zw := gzip.NewWriter(f)
+		w := rollout.NewWriter(zw)
+		for i := range trajs {
+			if err := w.Write(&trajs[i]); err != nil {
+				return err
+			}
 		}
-	}
-	err = errors.Join(err, w.Flush(), zw.Close(), f.Close())
-	if err != nil {
-		os.Remove(tmp)
-		return fmt.Errorf("write %s: %w", path, err)
-	}
-	return os.Rename(tmp, path)
+		return errors.Join(w.Flush(), zw.Close())
+	})
 }
 
 // ReadTrajectories reads the episodes a run wrote to its directory's
@@ -593,7 +585,7 @@ func appendMetrics(path string, m Metrics) error {
 	if err != nil {
 		return err
 	}
-	return writeFileAtomic(path, append(append(kept, line...), '\n'))
+	return atomicfile.WriteFile(path, append(append(kept, line...), '\n'))
 }
 
 // ReadMetrics reads the metrics.jsonl of the run in dir, one entry per
@@ -613,16 +605,6 @@ func ReadMetrics(dir string) ([]Metrics, error) {
 		out = append(out, m)
 	}
 	return out, nil
-}
-
-// writeFileAtomic writes data to path through a temporary file and a
-// rename, so that a reader never sees half a file.
-func writeFileAtomic(path string, data []byte) error {
-	tmp := path + ".tmp"
-	if err := os.WriteFile(tmp, data, 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp, path)
 }
 
 // stopped is the run context's error, once it has ended.

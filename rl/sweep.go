@@ -16,6 +16,7 @@ import (
 	"go.yaml.in/yaml/v3"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/internal/atomicfile"
 	"github.com/agentrl/agentrl/rl/report"
 )
 
@@ -494,7 +495,7 @@ func (s *Sweep) declare(c sweepCell) error {
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	return writeFileAtomic(filepath.Join(dir, "config.yaml"), text)
+	return atomicfile.WriteFile(filepath.Join(dir, "config.yaml"), text)
 }
 
 // writeReport compares the sweep's runs in out/report.md, and in the

@@ -6,8 +6,8 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"os"
-	"path/filepath"
+
+	"github.com/agentrl/agentrl/internal/atomicfile"
 )
 
 // Writer builds a GGUF file: metadata first, then tensor descriptions, then
@@ -147,40 +147,22 @@ func (w *Writer) WriteTo(out io.Writer) (int64, error) {
 	return e.n, e.err
 }
 
-// WriteFile writes the file to path atomically: it writes a temporary file
-// in the same directory and renames it over path once complete, so readers
-// never see a partial model. It returns the file size.
+// WriteFile writes the file to path atomically (atomicfile.Write): a
+// temporary file in the same directory, synced and renamed over path once
+// complete, so readers never see a partial model. It returns the file
+// size.
 func (w *Writer) WriteFile(path string) (size int64, err error) {
 	if w.err != nil {
 		return 0, w.err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".tmp-*")
-	if err != nil {
-		return 0, err
-	}
-	defer func() {
-		if err != nil {
-			tmp.Close()
-			os.Remove(tmp.Name())
+	err = atomicfile.Write(path, func(f io.Writer) error {
+		bw := bufio.NewWriterSize(f, 1<<20)
+		if size, err = w.WriteTo(bw); err != nil {
+			return err
 		}
-	}()
-	bw := bufio.NewWriterSize(tmp, 1<<20)
-	if size, err = w.WriteTo(bw); err != nil {
-		return 0, err
-	}
-	if err = bw.Flush(); err != nil {
-		return 0, err
-	}
-	if err = tmp.Chmod(0o644); err != nil {
-		return 0, err
-	}
-	if err = tmp.Sync(); err != nil {
-		return 0, err
-	}
-	if err = tmp.Close(); err != nil {
-		return 0, err
-	}
-	if err = os.Rename(tmp.Name(), path); err != nil {
+		return bw.Flush()
+	})
+	if err != nil {
 		return 0, err
 	}
 	return size, nil

@@ -45,7 +45,9 @@ func (t *Trainer) signature() modelSignature {
 }
 
 // SaveCheckpoint writes a checkpoint at an optimiser-step boundary; extra
-// (any JSON value, or nil) comes back from LoadCheckpoint.
+// (any JSON value, or nil) comes back from LoadCheckpoint. The file at
+// path is replaced whole (gguf.Writer.WriteFile), so a kill leaves the
+// previous checkpoint.
 func (t *Trainer) SaveCheckpoint(path string, extra any) error {
 	if t.accum != 0 {
 		return errors.New("checkpoint: gradients are accumulated but not applied; checkpoint after Step")

@@ -10,6 +10,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/agentrl/agentrl/internal/atomicfile"
 	"gonum.org/v1/gonum/stat"
 )
 
@@ -284,7 +285,7 @@ func WriteMarkdown(w io.Writer, runs []Run, opts Options) error {
 // WriteMarkdownFile writes WriteMarkdown's report to path atomically, so
 // that a report being regenerated is never seen half written.
 func WriteMarkdownFile(path string, runs []Run, opts Options) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return WriteMarkdown(w, runs, opts) })
+	return atomicfile.Write(path, func(w io.Writer) error { return WriteMarkdown(w, runs, opts) })
 }
 
 // missingOnAnySplit is what the comparison on t's split lacks, and the
