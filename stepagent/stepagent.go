@@ -295,20 +295,36 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	} else {
 		m.Metrics["disc_paused"] = 0
 		var means rl.StepMeans
-		for _, mb := range r.GroupMinibatches(cycle, 0, pairsByStep, c.Minibatches) {
-			res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
-				rows := make([][]float64, len(idx))
-				for i, k := range idx {
-					rows[i] = []float64{labels[k]}
+		// Its first pass deals the minibatches as before the option (epoch
+		// 0); later passes count down from -1, as uint64 far from the
+		// policy's epochs 1, 2, ... below, so no two passes share a deal.
+		for epoch := range c.DiscriminatorEpochs {
+			for _, mb := range r.GroupMinibatches(cycle, -epoch, pairsByStep, c.Minibatches) {
+				res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
+					rows := make([][]float64, len(idx))
+					for i, k := range idx {
+						rows[i] = []float64{labels[k]}
+					}
+					return rl.LogOddsCrossEntropy{Pairs: local, Labels: rows}
+				})
+				if err != nil {
+					return fmt.Errorf("discriminator: %w", err)
 				}
-				return rl.LogOddsCrossEntropy{Pairs: local, Labels: rows}
-			})
-			if err != nil {
-				return fmt.Errorf("discriminator: %w", err)
+				means.Add(res)
 			}
-			means.Add(res)
 		}
 		m.Losses["discriminator"] = means.Loss()
+		// How well it now tells apart what it trained on: a discriminator
+		// that cannot fit its own data has rewards that are noise.
+		lp, err := r.LogProbs(disc, false)
+		if err != nil {
+			return err
+		}
+		fitted, err := judgementOdds(disc, lp, pairs)
+		if err != nil {
+			return err
+		}
+		_, m.Metrics["disc_fit_balanced_accuracy"] = discriminatorAccuracy(fitted, labels)
 	}
 
 	// Step rewards of every sampled action under the updated

@@ -433,12 +433,15 @@ func TestProbeNeedsConversationsLeft(t *testing.T) {
 // cycle logs its accuracy and the mean step reward.
 // With stepagent.kl the policy's update also keeps near the warm start,
 // and the cycles log their KL estimate, positive once the policy moved.
+// The discriminator takes stepagent.discriminator_epochs passes of
+// stepagent.minibatches steps, and says how well it then fits its data.
 func TestStepAgentIRLRun(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sayConfig("irl", 2)
 	// The byte model has no " Yes" token: judgement tokens of its own.
 	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
 	cfg.StepAgent.KL = 0.1
+	cfg.StepAgent.DiscriminatorEpochs = 3
 	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
 	if err != nil {
 		t.Fatal(err)
@@ -451,6 +454,18 @@ func TestStepAgentIRLRun(t *testing.T) {
 		if _, ok := m.Metrics["disc_accuracy"]; !ok || !logged || m.Losses["discriminator"] == 0 && paused == 0 {
 			t.Fatalf("cycle %d: no discriminator figures: %+v", m.Iteration, m)
 		}
+		if fit, ok := m.Metrics["disc_fit_balanced_accuracy"]; ok != (paused == 0) || ok && !(fit >= 0 && fit <= 1) {
+			t.Fatalf("cycle %d: disc_fit_balanced_accuracy %g (logged %v) with paused %v: want it in [0, 1] after every update", m.Iteration, fit, ok, paused)
+		}
+	}
+	// Cycle 2's steps: the policy's 2 epochs of 4 minibatches, and the
+	// discriminator's 3 of 4 unless it paused.
+	want := int64(8)
+	if ms[1].Metrics["disc_paused"] == 0 {
+		want += 12
+	}
+	if got := ms[1].GradSteps - ms[0].GradSteps; got != want {
+		t.Errorf("cycle 2 took %d optimiser steps, want %d", got, want)
 	}
 	if kl := ms[len(ms)-1].Metrics["kl"]; !(kl > 0) {
 		t.Fatalf("the last cycle's KL to the warm start is %g: want it measured and positive", kl)
