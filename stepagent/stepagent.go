@@ -273,11 +273,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
 		return err
 	}
-	lp, err := r.LogProbs(disc, false)
-	if err != nil {
-		return err
-	}
-	odds, err := judgementOdds(disc, lp, pairs)
+	odds, err := judgeWith(r, disc, pairs)
 	if err != nil {
 		return err
 	}
@@ -316,11 +312,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		m.Losses["discriminator"] = means.Loss()
 		// How well it now tells apart what it trained on: a discriminator
 		// that cannot fit its own data has rewards that are noise.
-		lp, err := r.LogProbs(disc, false)
-		if err != nil {
-			return err
-		}
-		fitted, err := judgementOdds(disc, lp, pairs)
+		fitted, err := judgeWith(r, disc, pairs)
 		if err != nil {
 			return err
 		}
@@ -347,7 +339,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			samplesByStep = append(samplesByStep, group)
 		}
 	}
-	after, err := r.LogProbs(judged, false)
+	rewards, err := judgeWith(r, judged, judgedPairs)
 	if err != nil {
 		return err
 	}
@@ -359,10 +351,6 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		return err
 	}
 	ref, err := refOf(policy)
-	if err != nil {
-		return err
-	}
-	rewards, err := judgementOdds(judged, after, judgedPairs)
 	if err != nil {
 		return err
 	}
@@ -439,6 +427,16 @@ func (j judgement) add(seqs *[]train.Sequence, pairs *[]train.Pair, prompt, acti
 	yes, no, _ := rl.ProbePair(tokens, []int{len(tokens) - 1}, j.yes, j.no)
 	*pairs = append(*pairs, train.Pair{Chosen: len(*seqs), Rejected: len(*seqs) + 1})
 	*seqs = append(*seqs, yes, no)
+}
+
+// judgeWith is the active adapter's log-odds of each judgement of seqs
+// (judgementOdds of one pass of the trainer).
+func judgeWith(r *rl.Run, seqs []train.Sequence, pairs []train.Pair) ([]float64, error) {
+	lp, err := r.LogProbs(seqs, false)
+	if err != nil {
+		return nil, err
+	}
+	return judgementOdds(seqs, lp, pairs)
 }
 
 // judgementOdds is the log-odds of each judgement (one probe a pair).
