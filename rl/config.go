@@ -263,10 +263,25 @@ type StepAgentConfig struct {
 	// DiscriminatorEpochs is the discriminator's passes over the cycle's
 	// data, Minibatches optimiser steps each; with one, its cross-entropy
 	// on the recorded grids stayed near ln 2.
-	DiscriminatorEpochs int     `yaml:"discriminator_epochs"`
-	JudgementToken      string  `yaml:"judgement_token"`
-	NegativeToken       string  `yaml:"negative_token"`
-	MaxAccuracy         float64 `yaml:"max_accuracy"`
+	DiscriminatorEpochs int `yaml:"discriminator_epochs"`
+	// DiscriminatorPretrain is the number of expert trajectories on whose
+	// steps the discriminator learns, before the first cycle, to tell the
+	// expert's actions from the warm-started agent's samples
+	// (DiscriminatorEpochs passes, in minibatches the size of a cycle's);
+	// built-in expert: train tasks no cycle or probe plays; --expert: the
+	// last of the cycles' pool. 0: none, the discriminator starts at
+	// chance and learns from a cycle's Trajectories only.
+	DiscriminatorPretrain int     `yaml:"discriminator_pretrain"`
+	JudgementToken        string  `yaml:"judgement_token"`
+	NegativeToken         string  `yaml:"negative_token"`
+	MaxAccuracy           float64 `yaml:"max_accuracy"`
+	// MinAccuracy skips the policy's update in a cycle whose
+	// discriminator, before its own update, tells that cycle's expert
+	// and agent actions apart with a balanced accuracy below it: its
+	// rewards on actions it has not trained on would be noise, which the
+	// normalisation over the cycle scales to a full-size step. 0: the
+	// policy always updates.
+	MinAccuracy float64 `yaml:"min_accuracy"`
 	// PPO on the discriminator's step rewards. KL weights the k3 estimate
 	// of KL(policy || warm start) per action token in that update (0:
 	// none): an anchor for the policy while the discriminator's rewards
@@ -726,6 +741,10 @@ func (c *Config) Validate() error {
 		check(a.DiscriminatorLR > 0 && a.Clip > 0 && a.Minibatches > 0, "stepagent.discriminator_lr %g, stepagent.clip %g and stepagent.minibatches %d must be positive",
 			a.DiscriminatorLR, a.Clip, a.Minibatches)
 		check(a.DiscriminatorEpochs > 0, "stepagent.discriminator_epochs %d must be positive", a.DiscriminatorEpochs)
+		check(a.DiscriminatorPretrain >= 0, "stepagent.discriminator_pretrain %d must not be negative", a.DiscriminatorPretrain)
+		check(a.DiscriminatorPretrain == 0 || a.Reflection == "irl", "stepagent.discriminator_pretrain %d applies to the irl reflection only (its discriminator)", a.DiscriminatorPretrain)
+		check(a.MinAccuracy >= 0 && a.MinAccuracy < a.MaxAccuracy, "stepagent.min_accuracy %g must be in [0, stepagent.max_accuracy %g)", a.MinAccuracy, a.MaxAccuracy)
+		check(a.MinAccuracy == 0 || a.Reflection == "irl", "stepagent.min_accuracy %g applies to the irl reflection only (its discriminator)", a.MinAccuracy)
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
 		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)

@@ -77,6 +77,9 @@ func run(ctx context.Context, r *rl.Run) error {
 	if err != nil {
 		return err
 	}
+	if file != nil && c.DiscriminatorPretrain > len(pool) {
+		return fmt.Errorf("stepagent.discriminator_pretrain %d: the expert file has %d conversations besides the probe", c.DiscriminatorPretrain, len(pool))
+	}
 	err = r.WarmStartWith(ctx, func() ([]train.Sequence, error) {
 		if file == nil {
 			return r.Demonstrations(ctx, r.Config.WarmStart.Demos)
@@ -96,6 +99,11 @@ func run(ctx context.Context, r *rl.Run) error {
 
 	for cycle := r.State.Iteration + 1; cycle <= r.Config.Iterations; cycle++ {
 		r.BeginIteration(cycle)
+		if cycle == 1 && c.Reflection == "irl" && c.DiscriminatorPretrain > 0 {
+			if err := pretrainDiscriminator(ctx, r, pool, judge); err != nil {
+				return err
+			}
+		}
 
 		// 2. Inspection: the agent acts K times at every step of the
 		// cycle's expert trajectories, from the expert's prefix.
@@ -246,38 +254,22 @@ func reflectImplicit(r *rl.Run, cycle int, steps []Step, expertSeqs []train.Sequ
 // differ from them (label 0), unless it already does so too well; each of
 // the agent's sampled actions then gets the step reward
 // log D - log(1 - D) (the log-odds), less a baseline and normalised over
-// the cycle (stepAdvantages), and the policy follows it with PPO-clip.
+// the cycle (stepAdvantages), and the policy follows it with PPO-clip,
+// unless the discriminator judged the cycle's new actions below
+// stepagent.min_accuracy before its update.
 func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	c := r.Config.StepAgent
 	m := r.Metrics()
 
-	// The discriminator's data: expert actions and the differing agent
-	// actions, each in its state.
-	var disc []train.Sequence
-	var pairs []train.Pair
-	var labels []float64
-	var pairsByStep [][]int // the judgements of each state
-	for _, st := range steps {
-		group := []int{len(pairs)}
-		judge.add(&disc, &pairs, st.Prompt, st.ExpertTokens)
-		labels = append(labels, 1)
-		for k, s := range st.Samples {
-			if !st.Equivalent[k] {
-				group = append(group, len(pairs))
-				judge.add(&disc, &pairs, st.Prompt, s.Tokens)
-				labels = append(labels, 0)
-			}
-		}
-		pairsByStep = append(pairsByStep, group)
-	}
+	d := judge.data(steps)
 	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
 		return err
 	}
-	odds, err := judgeWith(r, disc, pairs)
+	odds, err := judgeWith(r, d.seqs, d.pairs)
 	if err != nil {
 		return err
 	}
-	accuracy, balanced := discriminatorAccuracy(odds, labels)
+	accuracy, balanced := discriminatorAccuracy(odds, d.labels)
 	m.Metrics["disc_accuracy"], m.Metrics["disc_balanced_accuracy"] = accuracy, balanced
 	// The gate reads the balanced accuracy: a state has one expert action
 	// and up to K agent ones, so a discriminator that says "agent" to
@@ -290,33 +282,19 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		r.Logf("cycle %d: discriminator balanced accuracy %.3f >= %.2f: its update pauses this cycle", cycle, balanced, c.MaxAccuracy)
 	} else {
 		m.Metrics["disc_paused"] = 0
-		var means rl.StepMeans
-		// Its first pass deals the minibatches as before the option (epoch
-		// 0); later passes count down from -1, as uint64 far from the
-		// policy's epochs 1, 2, ... below, so no two passes share a deal.
-		for epoch := range c.DiscriminatorEpochs {
-			for _, mb := range r.GroupMinibatches(cycle, -epoch, pairsByStep, c.Minibatches) {
-				res, err := r.UpdatePairs(disc, pairs, mb, func(local []train.Pair, idx []int) train.Loss {
-					rows := make([][]float64, len(idx))
-					for i, k := range idx {
-						rows[i] = []float64{labels[k]}
-					}
-					return rl.LogOddsCrossEntropy{Pairs: local, Labels: rows}
-				})
-				if err != nil {
-					return fmt.Errorf("discriminator: %w", err)
-				}
-				means.Add(res)
-			}
-		}
-		m.Losses["discriminator"] = means.Loss()
-		// How well it now tells apart what it trained on: a discriminator
-		// that cannot fit its own data has rewards that are noise.
-		fitted, err := judgeWith(r, disc, pairs)
+		loss, fit, err := fitDiscriminator(r, cycle, d, c.Minibatches)
 		if err != nil {
 			return err
 		}
-		_, m.Metrics["disc_fit_balanced_accuracy"] = discriminatorAccuracy(fitted, labels)
+		m.Losses["discriminator"], m.Metrics["disc_fit_balanced_accuracy"] = loss, fit
+	}
+	if c.MinAccuracy > 0 {
+		m.Metrics["policy_paused"] = 0
+		if balanced < c.MinAccuracy {
+			m.Metrics["policy_paused"] = 1
+			r.Logf("cycle %d: discriminator balanced accuracy %.3f on the cycle's new actions < %.2f: no policy update on its rewards", cycle, balanced, c.MinAccuracy)
+			return r.Trainer.UseAdapter(rl.ActorAdapter)
+		}
 	}
 
 	// Step rewards of every sampled action under the updated
@@ -391,6 +369,134 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		m.Metrics["kl"] = means.Metric("kl")
 	}
 	return nil
+}
+
+// discriminatorData is what the discriminator learns from: the expert's
+// action (label 1) and the agent's that differ from it (label 0) in each
+// inspected state, as judgement sequences and their pairs, the pairs of
+// each state grouped.
+type discriminatorData struct {
+	seqs    []train.Sequence
+	pairs   []train.Pair
+	labels  []float64
+	byState [][]int
+}
+
+// data is the discriminator's data from inspected steps.
+func (j judgement) data(steps []Step) discriminatorData {
+	var d discriminatorData
+	for _, st := range steps {
+		group := []int{len(d.pairs)}
+		j.add(&d.seqs, &d.pairs, st.Prompt, st.ExpertTokens)
+		d.labels = append(d.labels, 1)
+		for k, s := range st.Samples {
+			if !st.Equivalent[k] {
+				group = append(group, len(d.pairs))
+				j.add(&d.seqs, &d.pairs, st.Prompt, s.Tokens)
+				d.labels = append(d.labels, 0)
+			}
+		}
+		d.byState = append(d.byState, group)
+	}
+	return d
+}
+
+// fitDiscriminator trains the active adapter, the discriminator, on d:
+// stepagent.discriminator_epochs passes of minibatches optimiser steps
+// each, dealt with iteration it's seed. It returns the mean loss and the
+// balanced accuracy on d after the update: a discriminator that cannot
+// fit its own data has rewards that are noise.
+func fitDiscriminator(r *rl.Run, it int, d discriminatorData, minibatches int) (loss, fitBalanced float64, err error) {
+	var means rl.StepMeans
+	// The first pass deals the minibatches as before passes were an
+	// option (epoch 0); later passes count down from -1, as uint64 far
+	// from the policy's epochs 1, 2, ..., so no two passes share a deal.
+	for epoch := range r.Config.StepAgent.DiscriminatorEpochs {
+		for _, mb := range r.GroupMinibatches(it, -epoch, d.byState, minibatches) {
+			res, err := r.UpdatePairs(d.seqs, d.pairs, mb, func(local []train.Pair, idx []int) train.Loss {
+				rows := make([][]float64, len(idx))
+				for i, k := range idx {
+					rows[i] = []float64{d.labels[k]}
+				}
+				return rl.LogOddsCrossEntropy{Pairs: local, Labels: rows}
+			})
+			if err != nil {
+				return 0, 0, fmt.Errorf("discriminator: %w", err)
+			}
+			means.Add(res)
+		}
+	}
+	fitted, err := judgeWith(r, d.seqs, d.pairs)
+	if err != nil {
+		return 0, 0, err
+	}
+	_, fitBalanced = discriminatorAccuracy(fitted, d.labels)
+	return means.Loss(), fitBalanced, nil
+}
+
+// pretrainDiscriminator trains the discriminator before the first cycle
+// on the warm-started agent's samples at the steps of
+// stepagent.discriminator_pretrain expert trajectories (pretrainExperts),
+// in minibatches of about a cycle's states, so that the first cycle's
+// rewards come from a discriminator that has seen more than one cycle's
+// few trajectories. Its figures go to the first cycle's metrics.
+func pretrainDiscriminator(ctx context.Context, r *rl.Run, pool []Trajectory, judge judgement) error {
+	c := r.Config.StepAgent
+	trajs, err := pretrainExperts(ctx, r, pool)
+	if err != nil {
+		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
+	}
+	prefixes, _, err := Prefixes(r.Model(), trajs, r.Config.Rollout.Context, r.Config.Rollout.MaxTokens)
+	if err != nil {
+		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
+	}
+	if len(prefixes) == 0 {
+		return fmt.Errorf("stepagent.discriminator_pretrain: no expert step fits the context of %d tokens", r.Config.Rollout.Context)
+	}
+	env := r.NewEnv()
+	// Iteration 0's seed: no cycle samples with it.
+	steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
+		r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(0, seedInspect))
+	envs.Close(env)
+	if err != nil {
+		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
+	}
+	r.EndPhase("rollout")
+	d := judge.data(steps)
+	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
+		return err
+	}
+	// As many optimiser steps a pass as the trajectories fill cycles.
+	minibatches := c.Minibatches * ((len(trajs) + c.Trajectories - 1) / c.Trajectories)
+	loss, fit, err := fitDiscriminator(r, 0, d, minibatches)
+	if err != nil {
+		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
+	}
+	if err := r.Trainer.UseAdapter(rl.ActorAdapter); err != nil {
+		return err
+	}
+	secs := r.EndPhase("train")
+	m := r.Metrics()
+	m.Losses["discriminator_pretrain"] = loss
+	m.Metrics["disc_pretrain_fit_balanced_accuracy"] = fit
+	m.Metrics["disc_pretrain_judgements"] = float64(len(d.labels))
+	r.Logf("discriminator pre-training: %d trajectories, %d steps, %d judgements (%d of the agent's differing actions), %d passes of %d minibatches in %.1fs; loss %.4f, balanced accuracy on them %.3f",
+		len(trajs), len(steps), len(d.labels), len(d.labels)-len(steps), c.DiscriminatorEpochs, minibatches, secs, loss, fit)
+	return nil
+}
+
+// pretrainExperts are the discriminator's pre-training trajectories: the
+// built-in expert's on the stepagent.discriminator_pretrain train tasks
+// just before the probe's (which are just before the first cycle's), or
+// the last ones of the cycles' pool of an expert file, which the warm
+// start, taking the file's first, is least likely to have seen.
+func pretrainExperts(ctx context.Context, r *rl.Run, pool []Trajectory) ([]Trajectory, error) {
+	c := r.Config.StepAgent
+	n := c.DiscriminatorPretrain
+	if pool == nil {
+		return builtinExperts(ctx, r, r.TaskSeed0(0, c.Probe)-int64(n), n)
+	}
+	return pool[len(pool)-n:], nil // run checked n against the pool
 }
 
 // stepAdvantages are the samples' advantages from their step rewards:

@@ -477,17 +477,72 @@ func TestStepAgentIRLRun(t *testing.T) {
 	}
 }
 
+// TestStepAgentIRLPretrainsAndGates: with stepagent.discriminator_pretrain
+// the discriminator trains on the expert's trajectories of tasks no cycle
+// plays before the first cycle, in a cycle's minibatch size, and its
+// figures are the first cycle's; with stepagent.min_accuracy a cycle whose
+// discriminator judged the new actions below it leaves the policy alone.
+func TestStepAgentIRLPretrainsAndGates(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sayConfig("irl", 2)
+	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
+	// 8 trajectories of 2 steps: two cycles' worth, so each pass takes
+	// 2 x 4 optimiser steps.
+	cfg.StepAgent.DiscriminatorPretrain, cfg.StepAgent.DiscriminatorEpochs = 8, 2
+	// Below 0.6 the policy waits: at this seed the first cycle's
+	// discriminator judges at chance and the second's above, so both
+	// branches run; either way the metrics must agree with the gate.
+	cfg.StepAgent.MinAccuracy = 0.6
+	var log strings.Builder
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }, Progress: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(log.String(), "discriminator pre-training: 8 trajectories, 16 steps") ||
+		!strings.Contains(log.String(), "2 passes of 8 minibatches") {
+		t.Fatalf("want the pre-training on 8 trajectories of 2 steps, 2 passes of 8 minibatches; log:\n%s", log.String())
+	}
+	ms := readMetrics(t, dir)
+	first := ms[0]
+	n, fit := first.Metrics["disc_pretrain_judgements"], first.Metrics["disc_pretrain_fit_balanced_accuracy"]
+	// One expert action and up to 4 differing samples a step.
+	if n < 16 || n > 16*5 || !(fit >= 0 && fit <= 1) || !(first.Losses["discriminator_pretrain"] > 0) {
+		t.Fatalf("cycle 1: pre-training judgements %v (want 16-80), fit balanced accuracy %v, loss %v", n, fit, first.Losses["discriminator_pretrain"])
+	}
+	if _, ok := ms[1].Metrics["disc_pretrain_judgements"]; ok {
+		t.Fatal("cycle 2 logged pre-training figures: want them in cycle 1 only")
+	}
+	for _, m := range ms {
+		balanced, paused := m.Metrics["disc_balanced_accuracy"], m.Metrics["policy_paused"]
+		t.Logf("cycle %d: discriminator balanced accuracy %.3f before its update, policy paused %v", m.Iteration, balanced, paused == 1)
+		if wantPaused := balanced < 0.6; paused != 0 && paused != 1 || (paused == 1) != wantPaused {
+			t.Fatalf("cycle %d: discriminator balanced accuracy %.3f, policy_paused %v: want it paused below 0.6", m.Iteration, balanced, paused)
+		}
+		if _, updated := m.Losses["policy"]; updated == (paused == 1) {
+			t.Fatalf("cycle %d: policy_paused %v, policy loss logged %v", m.Iteration, paused, updated)
+		}
+	}
+	// Cycle 2's steps: the discriminator's 2 passes of 4 minibatches
+	// unless it paused, the policy's 2 epochs of 4 unless it did.
+	want := int64(0)
+	if ms[1].Metrics["disc_paused"] == 0 {
+		want += 8
+	}
+	if ms[1].Metrics["policy_paused"] == 0 {
+		want += 8
+	}
+	if got := ms[1].GradSteps - ms[0].GradSteps; got != want {
+		t.Errorf("cycle 2 took %d optimiser steps, want %d", got, want)
+	}
+}
+
 // TestProbeIsHeldOutOfTheWarmStart: with an expert file, the probe's
 // conversations (the file's last) are neither trained on by the warm
 // start, which asks for more demonstrations than the file has, nor
 // inspected by the cycles.
 func TestProbeIsHeldOutOfTheWarmStart(t *testing.T) {
 	dir := t.TempDir()
-	line := `{"messages": [{"role": "system", "content": "Do as told. Answer with Action: WORD"}, {"role": "user", "content": "Say go."}, {"role": "assistant", "content": "Action: go"}, {"role": "user", "content": "Say stop."}, {"role": "assistant", "content": "Action: stop"}]}`
-	file := filepath.Join(dir, "experts.jsonl")
-	if err := os.WriteFile(file, []byte(strings.Repeat(line+"\n", 6)), 0o644); err != nil {
-		t.Fatal(err)
-	}
+	file := writeSayExperts(t, dir, 6)
 	cfg := sayConfig("implicit", 1)
 	cfg.StepAgent.Expert, cfg.StepAgent.Probe, cfg.StepAgent.Trajectories = file, 2, 2
 	cfg.WarmStart.Demos = 64
@@ -505,4 +560,34 @@ func TestProbeIsHeldOutOfTheWarmStart(t *testing.T) {
 		t.Fatalf("cycle 1: %v inspected steps (want 2 conversations x 2), probe agreement %v, inspection %v",
 			m.Metrics["steps"], m.Metrics["probe_agreement"], m.Metrics["step_agreement"])
 	}
+}
+
+// TestDiscriminatorPretrainNeedsConversations: pre-training on more of an
+// expert file's conversations than the probe leaves is an error before
+// the warm start, which can take an hour.
+func TestDiscriminatorPretrainNeedsConversations(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sayConfig("irl", 1)
+	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
+	cfg.StepAgent.Expert, cfg.StepAgent.Probe, cfg.StepAgent.DiscriminatorPretrain = writeSayExperts(t, dir, 6), 2, 5
+	var log strings.Builder
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: filepath.Join(dir, "run"),
+		NewEnv: func() envs.Env { return &say{} }, Progress: &log})
+	if err == nil || !strings.Contains(err.Error(), "stepagent.discriminator_pretrain 5: the expert file has 4 conversations besides the probe") {
+		t.Fatalf("want an error naming stepagent.discriminator_pretrain and the 4 conversations left, got %v", err)
+	}
+	if strings.Contains(log.String(), "warm start:") {
+		t.Fatalf("the warm start ran before the error; log:\n%s", log.String())
+	}
+}
+
+// writeSayExperts writes an expert file of n conversations of the say
+// environment into dir.
+func writeSayExperts(t *testing.T, dir string, n int) string {
+	line := `{"messages": [{"role": "system", "content": "Do as told. Answer with Action: WORD"}, {"role": "user", "content": "Say go."}, {"role": "assistant", "content": "Action: go"}, {"role": "user", "content": "Say stop."}, {"role": "assistant", "content": "Action: stop"}]}`
+	file := filepath.Join(dir, "experts.jsonl")
+	if err := os.WriteFile(file, []byte(strings.Repeat(line+"\n", n)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return file
 }
