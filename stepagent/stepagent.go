@@ -453,6 +453,7 @@ func pretrainDiscriminator(ctx context.Context, r *rl.Run, pool []Trajectory, ju
 	if len(prefixes) == 0 {
 		return fmt.Errorf("stepagent.discriminator_pretrain: no expert step fits the context of %d tokens", r.Config.Rollout.Context)
 	}
+	r.Logf("discriminator pre-training: %d trajectories, %d steps x %d samples to inspect", len(trajs), len(prefixes), c.Samples)
 	env := r.NewEnv()
 	// Iteration 0's seed: no cycle samples with it.
 	steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
