@@ -269,8 +269,9 @@ type StepAgentConfig struct {
 	// expert's actions from the warm-started agent's samples
 	// (DiscriminatorEpochs passes, in minibatches the size of a cycle's);
 	// built-in expert: train tasks no cycle or probe plays; --expert: the
-	// last of the cycles' pool. 0: none, the discriminator starts at
-	// chance and learns from a cycle's Trajectories only.
+	// file's last N before the probe's, held out of the warm start and the
+	// cycles. 0: none, the discriminator starts at chance and learns from
+	// a cycle's Trajectories only.
 	DiscriminatorPretrain int     `yaml:"discriminator_pretrain"`
 	JudgementToken        string  `yaml:"judgement_token"`
 	NegativeToken         string  `yaml:"negative_token"`
@@ -743,7 +744,8 @@ func (c *Config) Validate() error {
 		check(a.DiscriminatorEpochs > 0, "stepagent.discriminator_epochs %d must be positive", a.DiscriminatorEpochs)
 		check(a.DiscriminatorPretrain >= 0, "stepagent.discriminator_pretrain %d must not be negative", a.DiscriminatorPretrain)
 		check(a.DiscriminatorPretrain == 0 || a.Reflection == "irl", "stepagent.discriminator_pretrain %d applies to the irl reflection only (its discriminator)", a.DiscriminatorPretrain)
-		check(a.MinAccuracy >= 0 && a.MinAccuracy < a.MaxAccuracy, "stepagent.min_accuracy %g must be in [0, stepagent.max_accuracy %g)", a.MinAccuracy, a.MaxAccuracy)
+		check(a.MinAccuracy == 0 || a.MinAccuracy > 0.5 && a.MinAccuracy < a.MaxAccuracy,
+			"stepagent.min_accuracy %g must be 0 (off) or in (0.5, stepagent.max_accuracy %g): a balanced accuracy of 0.5 is chance", a.MinAccuracy, a.MaxAccuracy)
 		check(a.MinAccuracy == 0 || a.Reflection == "irl", "stepagent.min_accuracy %g applies to the irl reflection only (its discriminator)", a.MinAccuracy)
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)

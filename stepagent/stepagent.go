@@ -77,8 +77,16 @@ func run(ctx context.Context, r *rl.Run) error {
 	if err != nil {
 		return err
 	}
-	if file != nil && c.DiscriminatorPretrain > len(pool) {
-		return fmt.Errorf("stepagent.discriminator_pretrain %d: the expert file has %d conversations besides the probe", c.DiscriminatorPretrain, len(pool))
+	// The discriminator's pre-training conversations (an expert file's
+	// last before the probe) are held out of the warm start and the
+	// cycles as the probe's are, so that cycle 1 judges actions it has
+	// not seen.
+	var pretrainPool []Trajectory
+	if n := c.DiscriminatorPretrain; file != nil && n > 0 {
+		if n >= len(pool) {
+			return fmt.Errorf("stepagent.discriminator_pretrain %d: the expert file has %d conversations besides the probe, and the cycles need some besides these", n, len(pool))
+		}
+		pool, pretrainPool = pool[:len(pool)-n], pool[len(pool)-n:]
 	}
 	err = r.WarmStartWith(ctx, func() ([]train.Sequence, error) {
 		if file == nil {
@@ -100,7 +108,7 @@ func run(ctx context.Context, r *rl.Run) error {
 	for cycle := r.State.Iteration + 1; cycle <= r.Config.Iterations; cycle++ {
 		r.BeginIteration(cycle)
 		if cycle == 1 && c.Reflection == "irl" && c.DiscriminatorPretrain > 0 {
-			if err := pretrainDiscriminator(ctx, r, pool, judge); err != nil {
+			if err := pretrainDiscriminator(ctx, r, pretrainPool, judge); err != nil {
 				return err
 			}
 		}
@@ -436,13 +444,14 @@ func fitDiscriminator(r *rl.Run, it int, d discriminatorData, minibatches int) (
 
 // pretrainDiscriminator trains the discriminator before the first cycle
 // on the warm-started agent's samples at the steps of
-// stepagent.discriminator_pretrain expert trajectories (pretrainExperts),
+// stepagent.discriminator_pretrain expert trajectories (the file's held
+// out for it, or with none the built-in expert's: pretrainExperts),
 // in minibatches of about a cycle's states, so that the first cycle's
 // rewards come from a discriminator that has seen more than one cycle's
 // few trajectories. Its figures go to the first cycle's metrics.
-func pretrainDiscriminator(ctx context.Context, r *rl.Run, pool []Trajectory, judge judgement) error {
+func pretrainDiscriminator(ctx context.Context, r *rl.Run, file []Trajectory, judge judgement) error {
 	c := r.Config.StepAgent
-	trajs, err := pretrainExperts(ctx, r, pool)
+	trajs, err := pretrainExperts(ctx, r, file)
 	if err != nil {
 		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
 	}
@@ -486,18 +495,17 @@ func pretrainDiscriminator(ctx context.Context, r *rl.Run, pool []Trajectory, ju
 	return nil
 }
 
-// pretrainExperts are the discriminator's pre-training trajectories: the
-// built-in expert's on the stepagent.discriminator_pretrain train tasks
-// just before the probe's (which are just before the first cycle's), or
-// the last ones of the cycles' pool of an expert file, which the warm
-// start, taking the file's first, is least likely to have seen.
-func pretrainExperts(ctx context.Context, r *rl.Run, pool []Trajectory) ([]Trajectory, error) {
+// pretrainExperts are the discriminator's pre-training trajectories: an
+// expert file's held out for it, or, with none, the built-in expert's on
+// the stepagent.discriminator_pretrain train tasks just before the
+// probe's (which are just before the first cycle's).
+func pretrainExperts(ctx context.Context, r *rl.Run, file []Trajectory) ([]Trajectory, error) {
+	if file != nil {
+		return file, nil
+	}
 	c := r.Config.StepAgent
 	n := c.DiscriminatorPretrain
-	if pool == nil {
-		return builtinExperts(ctx, r, r.TaskSeed0(0, c.Probe)-int64(n), n)
-	}
-	return pool[len(pool)-n:], nil // run checked n against the pool
+	return builtinExperts(ctx, r, r.TaskSeed0(0, c.Probe)-int64(n), n)
 }
 
 // stepAdvantages are the samples' advantages from their step rewards:

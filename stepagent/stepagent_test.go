@@ -512,8 +512,10 @@ func TestStepAgentIRLPretrainsAndGates(t *testing.T) {
 	if _, ok := ms[1].Metrics["disc_pretrain_judgements"]; ok {
 		t.Fatal("cycle 2 logged pre-training figures: want them in cycle 1 only")
 	}
+	var sawPaused, sawUpdated bool
 	for _, m := range ms {
 		balanced, paused := m.Metrics["disc_balanced_accuracy"], m.Metrics["policy_paused"]
+		sawPaused, sawUpdated = sawPaused || paused == 1, sawUpdated || paused == 0
 		t.Logf("cycle %d: discriminator balanced accuracy %.3f before its update, policy paused %v", m.Iteration, balanced, paused == 1)
 		if wantPaused := balanced < 0.6; paused != 0 && paused != 1 || (paused == 1) != wantPaused {
 			t.Fatalf("cycle %d: discriminator balanced accuracy %.3f, policy_paused %v: want it paused below 0.6", m.Iteration, balanced, paused)
@@ -521,6 +523,9 @@ func TestStepAgentIRLPretrainsAndGates(t *testing.T) {
 		if _, updated := m.Losses["policy"]; updated == (paused == 1) {
 			t.Fatalf("cycle %d: policy_paused %v, policy loss logged %v", m.Iteration, paused, updated)
 		}
+	}
+	if !sawPaused || !sawUpdated {
+		t.Fatalf("the gate paused the policy in some cycle %v and let it update in some %v: want both, or the test no longer checks the gate", sawPaused, sawUpdated)
 	}
 	// Cycle 2's steps: the discriminator's 2 passes of 4 minibatches
 	// unless it paused, the policy's 2 epochs of 4 unless it did.
@@ -562,22 +567,43 @@ func TestProbeIsHeldOutOfTheWarmStart(t *testing.T) {
 	}
 }
 
-// TestDiscriminatorPretrainNeedsConversations: pre-training on more of an
-// expert file's conversations than the probe leaves is an error before
-// the warm start, which can take an hour.
-func TestDiscriminatorPretrainNeedsConversations(t *testing.T) {
+// TestDiscriminatorPretrainHoldsOutConversations: with an expert file the
+// discriminator pre-trains on the file's last conversations before the
+// probe's, which neither the warm start nor the cycles see; asking for as
+// many as the probe leaves is an error before the warm start, which can
+// take an hour.
+func TestDiscriminatorPretrainHoldsOutConversations(t *testing.T) {
 	dir := t.TempDir()
 	cfg := sayConfig("irl", 1)
 	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
-	cfg.StepAgent.Expert, cfg.StepAgent.Probe, cfg.StepAgent.DiscriminatorPretrain = writeSayExperts(t, dir, 6), 2, 5
+	cfg.StepAgent.Expert, cfg.StepAgent.Probe, cfg.StepAgent.DiscriminatorPretrain = writeSayExperts(t, dir, 6), 2, 4
 	var log strings.Builder
-	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: filepath.Join(dir, "run"),
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: filepath.Join(dir, "refused"),
 		NewEnv: func() envs.Env { return &say{} }, Progress: &log})
-	if err == nil || !strings.Contains(err.Error(), "stepagent.discriminator_pretrain 5: the expert file has 4 conversations besides the probe") {
+	if err == nil || !strings.Contains(err.Error(), "stepagent.discriminator_pretrain 4: the expert file has 4 conversations besides the probe") {
 		t.Fatalf("want an error naming stepagent.discriminator_pretrain and the 4 conversations left, got %v", err)
 	}
 	if strings.Contains(log.String(), "warm start:") {
 		t.Fatalf("the warm start ran before the error; log:\n%s", log.String())
+	}
+
+	// 6 conversations: 2 for the probe, 2 for the pre-training, 2 for the
+	// warm start (which asks for more) and the cycle.
+	cfg.StepAgent.DiscriminatorPretrain, cfg.StepAgent.Trajectories = 2, 4
+	cfg.WarmStart.Demos = 64
+	log.Reset()
+	err = rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: filepath.Join(dir, "run"),
+		NewEnv: func() envs.Env { return &say{} }, Progress: &log})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"warm start: 2 sequences", "discriminator pre-training: 2 trajectories, 4 steps"} {
+		if !strings.Contains(log.String(), want) {
+			t.Fatalf("want %q in the log:\n%s", want, log.String())
+		}
+	}
+	if m := readMetrics(t, filepath.Join(dir, "run"))[0]; m.Metrics["steps"] != 4 {
+		t.Fatalf("cycle 1 inspected %v steps: want the 2 conversations left to it x 2", m.Metrics["steps"])
 	}
 }
 
