@@ -119,16 +119,11 @@ func run(ctx context.Context, r *rl.Run) error {
 		if err != nil {
 			return err
 		}
-		prefixes, skipped, err := Prefixes(r.Model(), trajs, r.Config.Rollout.Context, r.Config.Rollout.MaxTokens)
-		if err != nil {
-			return err
-		}
-		if len(prefixes) == 0 {
-			return fmt.Errorf("cycle %d: no expert step fits the context of %d tokens", cycle, r.Config.Rollout.Context)
-		}
 		env := r.NewEnv()
-		steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
-			r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(cycle, seedInspect))
+		steps, skipped, err := inspectExperts(ctx, r, env, trajs, cycle)
+		if err != nil {
+			err = fmt.Errorf("cycle %d: %w", cycle, err)
+		}
 		var probeAgree, probeLoglik float64
 		if err == nil && len(probe) > 0 {
 			probeAgree, probeLoglik, err = measureProbe(ctx, r, env, probe)
@@ -455,18 +450,10 @@ func pretrainDiscriminator(ctx context.Context, r *rl.Run, file []Trajectory, ju
 	if err != nil {
 		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
 	}
-	prefixes, _, err := Prefixes(r.Model(), trajs, r.Config.Rollout.Context, r.Config.Rollout.MaxTokens)
-	if err != nil {
-		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
-	}
-	if len(prefixes) == 0 {
-		return fmt.Errorf("stepagent.discriminator_pretrain: no expert step fits the context of %d tokens", r.Config.Rollout.Context)
-	}
-	r.Logf("discriminator pre-training: %d trajectories, %d steps x %d samples to inspect", len(trajs), len(prefixes), c.Samples)
+	r.Logf("discriminator pre-training: inspecting %d trajectories, %d samples a step", len(trajs), c.Samples)
 	env := r.NewEnv()
 	// Iteration 0's seed: no cycle samples with it.
-	steps, err := Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
-		r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(0, seedInspect))
+	steps, _, err := inspectExperts(ctx, r, env, trajs, 0)
 	envs.Close(env)
 	if err != nil {
 		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
@@ -493,6 +480,23 @@ func pretrainDiscriminator(ctx context.Context, r *rl.Run, file []Trajectory, ju
 	r.Logf("discriminator pre-training: %d trajectories, %d steps, %d judgements (%d of the agent's differing actions), %d passes of %d minibatches in %.1fs; loss %.4f, balanced accuracy on them %.3f",
 		len(trajs), len(steps), len(d.labels), len(d.labels)-len(steps), c.DiscriminatorEpochs, minibatches, secs, loss, fit)
 	return nil
+}
+
+// inspectExperts samples the policy K times, and greedily, at every step
+// of trajs that fits the context (skipped counts those that do not), in
+// env, with iteration it's seed.
+func inspectExperts(ctx context.Context, r *rl.Run, env envs.Env, trajs []Trajectory, it int) (steps []Step, skipped int, err error) {
+	c := r.Config.StepAgent
+	prefixes, skipped, err := Prefixes(r.Model(), trajs, r.Config.Rollout.Context, r.Config.Rollout.MaxTokens)
+	if err != nil {
+		return nil, 0, err
+	}
+	if len(prefixes) == 0 {
+		return nil, 0, fmt.Errorf("no expert step fits the context of %d tokens", r.Config.Rollout.Context)
+	}
+	steps, err = Inspect(ctx, r.Collector(), r.ActorSnapshot(llm.Sampling{}), env, prefixes, c.Samples,
+		r.Config.Rollout.MaxTokens, c.Temperature, r.IterSeed(it, seedInspect))
+	return steps, skipped, err
 }
 
 // pretrainExperts are the discriminator's pre-training trajectories: an
