@@ -272,7 +272,14 @@ type StepAgentConfig struct {
 	// file's last N before the probe's, held out of the warm start and the
 	// cycles. 0: none, the discriminator starts at chance and learns from
 	// a cycle's Trajectories only.
-	DiscriminatorPretrain int     `yaml:"discriminator_pretrain"`
+	DiscriminatorPretrain int `yaml:"discriminator_pretrain"`
+	// DiscriminatorResidual reads the discriminator's log-odds as its
+	// adapter's change to the base model's: log-odds with the adapter
+	// less those without, in training and in the rewards. Every action
+	// then starts at D = 1/2, where a plain discriminator starts at the
+	// base model's own judgement token after the action, a prior that
+	// differs by kind of action (math-calc: an answer above a calc).
+	DiscriminatorResidual bool    `yaml:"discriminator_residual"`
 	JudgementToken        string  `yaml:"judgement_token"`
 	NegativeToken         string  `yaml:"negative_token"`
 	MaxAccuracy           float64 `yaml:"max_accuracy"`
@@ -747,6 +754,7 @@ func (c *Config) Validate() error {
 		check(a.MinAccuracy == 0 || a.MinAccuracy > 0.5 && a.MinAccuracy < a.MaxAccuracy,
 			"stepagent.min_accuracy %g must be 0 (off) or in (0.5, stepagent.max_accuracy %g): a balanced accuracy of 0.5 is chance", a.MinAccuracy, a.MaxAccuracy)
 		check(a.MinAccuracy == 0 || a.Reflection == "irl", "stepagent.min_accuracy %g applies to the irl reflection only (its discriminator)", a.MinAccuracy)
+		check(!a.DiscriminatorResidual || a.Reflection == "irl", "stepagent.discriminator_residual applies to the irl reflection only (its discriminator)")
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
 		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)

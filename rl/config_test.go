@@ -77,6 +77,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"policy gate above the discriminator's", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  min_accuracy: 0.95\n", nil, "stepagent.min_accuracy 0.95 must be 0 (off) or in (0.5, stepagent.max_accuracy 0.95)"},
 		{"policy gate at chance", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  min_accuracy: 0.4\n", nil, "stepagent.min_accuracy 0.4 must be 0 (off) or in (0.5"},
 		{"policy gate without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  min_accuracy: 0.6\n", nil, "stepagent.min_accuracy 0.6 applies to the irl reflection only"},
+		{"residual discriminator without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  discriminator_residual: true\n", nil, "stepagent.discriminator_residual applies to the irl reflection only"},
 		{"stepagent baseline without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  baseline: state\n", nil, "stepagent.baseline state applies to the irl reflection only"},
 		{"unknown stepagent baseline", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  baseline: episode\n", nil, `stepagent.baseline "episode": want cycle or state`},
 		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},

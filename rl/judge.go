@@ -27,6 +27,10 @@ type LogOddsCrossEntropy struct {
 	// Labels hold, for each pair, one label per probe in the order of
 	// their positions.
 	Labels [][]float64
+	// Offsets, when not nil, are shaped as Labels and subtracted from
+	// each probe's log-odds before D: a judge that learns a change to
+	// fixed log-odds, such as the base model's.
+	Offsets [][]float64
 }
 
 // Targets implements train.Counted: the probes of the pairs.
@@ -55,12 +59,18 @@ func (l LogOddsCrossEntropy) Eval(seqs []train.Sequence, logp, grad [][]float32)
 		if len(at[k]) != len(l.Labels[k]) {
 			return 0, nil, fmt.Errorf("log-odds cross-entropy: pair %d has %d probes and %d labels", k, len(at[k]), len(l.Labels[k]))
 		}
+		if l.Offsets != nil && (len(l.Offsets) != len(l.Pairs) || len(l.Offsets[k]) != len(at[k])) {
+			return 0, nil, fmt.Errorf("log-odds cross-entropy: %d offset rows for %d pairs, pair %d with %d probes", len(l.Offsets), len(l.Pairs), k, len(at[k]))
+		}
 		n += len(at[k])
 	}
 	var loss, right, absErr float64
 	for k, p := range l.Pairs {
 		for j, i := range at[k] {
 			z := float64(logp[p.Chosen][i] - logp[p.Rejected][i])
+			if l.Offsets != nil {
+				z -= l.Offsets[k][j]
+			}
 			y := l.Labels[k][j]
 			// -(y log σ(z) + (1-y) log σ(-z)) = y softplus(-z) + (1-y) softplus(z)
 			loss += y*softplus(-z) + (1-y)*softplus(z)

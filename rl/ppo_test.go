@@ -110,6 +110,23 @@ func TestLogOddsCrossEntropy(t *testing.T) {
 	if _, _, err := (LogOddsCrossEntropy{Pairs: loss.Pairs, Labels: [][]float64{{1}, {0}}}).Eval(seqs, logp, zeros()); err == nil || !strings.Contains(err.Error(), "2 probes and 1 labels") {
 		t.Errorf("a missing label: %v", err)
 	}
+
+	// Offsets shift each probe's log-odds: offsets equal to them leave
+	// every probe at D = 1/2, so ln 2 each and half the gradient's sign.
+	offset := loss
+	offset.Offsets = [][]float64{{1, -2}, {-0.25}}
+	grad = zeros()
+	got, _, err = offset.Eval(seqs, logp, grad)
+	if err != nil || math.Abs(got-math.Ln2) > 1e-9 {
+		t.Fatalf("with offsets equal to the log-odds: loss %g, want ln 2 (%v)", got, err)
+	}
+	if g := float64(grad[0][1]); math.Abs(g-(0.5-1)/3) > 1e-7 {
+		t.Errorf("gradient at the first probe %g, want (1/2 - 1)/3", g)
+	}
+	offset.Offsets = [][]float64{{1}, {0}}
+	if _, _, err := offset.Eval(seqs, logp, zeros()); err == nil || !strings.Contains(err.Error(), "offset rows") {
+		t.Errorf("an offset row short of its probes: %v", err)
+	}
 }
 
 // TestPPOChecksItsTokensFirst: a value token that is not one token of the

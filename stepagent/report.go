@@ -32,8 +32,12 @@ type Inspection struct {
 // trajectory of the task (split, seed): K actions sampled (the run's
 // stepagent.samples, temperature and action length) and the greedy one at
 // every step, and, where the run trained a discriminator, its step
-// rewards. modelPath is the run's model resolved to a file.
-func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64) (Inspection, error) {
+// rewards. With untrained, the rewards are the untrained discriminator's,
+// of any run: the base model's judgement with no adapter, which is what
+// every IRL run's discriminator gives before its first update (its LoRA
+// adapter starts at zero; a residual one's are then all 0). modelPath is the run's model resolved to a
+// file.
+func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64, untrained bool) (Inspection, error) {
 	var in Inspection
 	cfg, err := rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
@@ -92,9 +96,18 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 		return in, err
 	}
 
-	discPath := filepath.Join(dir, "adapters", discriminatorAdapter+".gguf")
-	if _, err := os.Stat(discPath); err != nil {
-		return in, nil
+	var judgeAdapters []llm.AdapterScale
+	if !untrained {
+		discPath := filepath.Join(dir, "adapters", discriminatorAdapter+".gguf")
+		if _, err := os.Stat(discPath); err != nil {
+			return in, nil
+		}
+		disc, err := m.LoadAdapter(discPath)
+		if err != nil {
+			return in, err
+		}
+		defer disc.Close()
+		judgeAdapters = []llm.AdapterScale{{Adapter: disc, Scale: 1}}
 	}
 	var tokens [2]int32
 	for i, text := range []string{c.JudgementToken, c.NegativeToken} {
@@ -104,22 +117,26 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 		}
 		tokens[i] = t[0]
 	}
-	disc, err := m.LoadAdapter(discPath)
-	if err != nil {
-		return in, err
-	}
-	defer disc.Close()
-	// The step reward is the discriminator's log-odds of the judgement
-	// tokens after the action, as in training.
-	reward := func(prompt, action []int32) (float64, error) {
-		state := append(append([]int32(nil), prompt...), action...)
+	odds := func(state []int32, adapters []llm.AdapterScale) (float64, error) {
 		res, err := e.Score(ctx, []llm.ScoreRequest{
 			{PromptTokens: state, ContinuationTokens: tokens[:1]}, {PromptTokens: state, ContinuationTokens: tokens[1:]},
-		}, llm.CallOptions{Adapters: []llm.AdapterScale{{Adapter: disc, Scale: 1}}})
+		}, llm.CallOptions{Adapters: adapters})
 		if err != nil {
 			return 0, err
 		}
-		return stepReward(res[0].Sum - res[1].Sum), nil
+		return res[0].Sum - res[1].Sum, nil
+	}
+	// The step reward is the discriminator's log-odds of the judgement
+	// tokens after the action, as in training: a residual one's less the
+	// base model's.
+	reward := func(prompt, action []int32) (float64, error) {
+		state := append(append([]int32(nil), prompt...), action...)
+		z, err := odds(state, judgeAdapters)
+		if err != nil || !c.DiscriminatorResidual {
+			return stepReward(z), err
+		}
+		base, err := odds(state, nil)
+		return stepReward(z - base), err
 	}
 	for _, st := range in.Steps {
 		er, err := reward(st.Prompt, st.ExpertTokens)

@@ -52,7 +52,7 @@ func run(ctx context.Context, r *rl.Run) error {
 	c := r.Config.StepAgent
 	// The judgement tokens are checked before the warm start, which can
 	// take an hour.
-	var judge judgement
+	judge := judgement{residual: c.DiscriminatorResidual}
 	if c.Reflection == "irl" {
 		var err error
 		if judge.yes, err = r.SingleToken(c.JudgementToken); err != nil {
@@ -264,11 +264,14 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	c := r.Config.StepAgent
 	m := r.Metrics()
 
-	d := judge.data(steps)
+	d, err := judge.data(r, steps)
+	if err != nil {
+		return err
+	}
 	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
 		return err
 	}
-	odds, err := judgeWith(r, d.seqs, d.pairs)
+	odds, err := judgeWith(r, d.seqs, d.pairs, d.base)
 	if err != nil {
 		return err
 	}
@@ -320,7 +323,11 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			samplesByStep = append(samplesByStep, group)
 		}
 	}
-	rewards, err := judgeWith(r, judged, judgedPairs)
+	judgedBase, err := judge.baseOdds(r, judged, judgedPairs)
+	if err != nil {
+		return err
+	}
+	rewards, err := judgeWith(r, judged, judgedPairs, judgedBase)
 	if err != nil {
 		return err
 	}
@@ -377,16 +384,18 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 // discriminatorData is what the discriminator learns from: the expert's
 // action (label 1) and the agent's that differ from it (label 0) in each
 // inspected state, as judgement sequences and their pairs, the pairs of
-// each state grouped.
+// each state grouped, and for a residual discriminator the base model's
+// log-odds of each pair.
 type discriminatorData struct {
 	seqs    []train.Sequence
 	pairs   []train.Pair
 	labels  []float64
 	byState [][]int
+	base    []float64
 }
 
 // data is the discriminator's data from inspected steps.
-func (j judgement) data(steps []Step) discriminatorData {
+func (j judgement) data(r *rl.Run, steps []Step) (discriminatorData, error) {
 	var d discriminatorData
 	for _, st := range steps {
 		group := []int{len(d.pairs)}
@@ -401,7 +410,9 @@ func (j judgement) data(steps []Step) discriminatorData {
 		}
 		d.byState = append(d.byState, group)
 	}
-	return d
+	var err error
+	d.base, err = j.baseOdds(r, d.seqs, d.pairs)
+	return d, err
 }
 
 // fitDiscriminator trains the active adapter, the discriminator, on d:
@@ -417,11 +428,17 @@ func fitDiscriminator(r *rl.Run, it int, d discriminatorData, minibatches int) (
 	for epoch := range r.Config.StepAgent.DiscriminatorEpochs {
 		for _, mb := range r.GroupMinibatches(it, -epoch, d.byState, minibatches) {
 			res, err := r.UpdatePairs(d.seqs, d.pairs, mb, func(local []train.Pair, idx []int) train.Loss {
-				rows := make([][]float64, len(idx))
+				l := rl.LogOddsCrossEntropy{Pairs: local, Labels: make([][]float64, len(idx))}
 				for i, k := range idx {
-					rows[i] = []float64{d.labels[k]}
+					l.Labels[i] = []float64{d.labels[k]}
 				}
-				return rl.LogOddsCrossEntropy{Pairs: local, Labels: rows}
+				if d.base != nil {
+					l.Offsets = make([][]float64, len(idx))
+					for i, k := range idx {
+						l.Offsets[i] = []float64{d.base[k]}
+					}
+				}
+				return l
 			})
 			if err != nil {
 				return 0, 0, fmt.Errorf("discriminator: %w", err)
@@ -429,7 +446,7 @@ func fitDiscriminator(r *rl.Run, it int, d discriminatorData, minibatches int) (
 			means.Add(res)
 		}
 	}
-	fitted, err := judgeWith(r, d.seqs, d.pairs)
+	fitted, err := judgeWith(r, d.seqs, d.pairs, d.base)
 	if err != nil {
 		return 0, 0, err
 	}
@@ -459,7 +476,10 @@ func pretrainDiscriminator(ctx context.Context, r *rl.Run, file []Trajectory, ju
 		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
 	}
 	r.EndPhase("rollout")
-	d := judge.data(steps)
+	d, err := judge.data(r, steps)
+	if err != nil {
+		return fmt.Errorf("stepagent.discriminator_pretrain: %w", err)
+	}
 	if err := r.Trainer.UseAdapter(discriminatorAdapter); err != nil {
 		return err
 	}
@@ -534,8 +554,13 @@ func stepAdvantages(rewards []float64, byState [][]int, baseline string) []float
 	return rl.GroupAdvantages(rewards, 1e-8)
 }
 
-// judgement is the discriminator's pair of tokens.
-type judgement struct{ yes, no int32 }
+// judgement is the discriminator's pair of tokens, and whether its
+// log-odds are the adapter's change to the base model's
+// (stepagent.discriminator_residual).
+type judgement struct {
+	yes, no  int32
+	residual bool
+}
 
 // add appends the two probes of D(prompt, action), read after the
 // action, to seqs and their pair.
@@ -549,11 +574,32 @@ func (j judgement) add(seqs *[]train.Sequence, pairs *[]train.Pair, prompt, acti
 }
 
 // judgeWith is the active adapter's log-odds of each judgement of seqs
-// (judgementOdds of one pass of the trainer).
-func judgeWith(r *rl.Run, seqs []train.Sequence, pairs []train.Pair) ([]float64, error) {
+// (judgementOdds of one pass of the trainer), less base's where base is
+// not nil.
+func judgeWith(r *rl.Run, seqs []train.Sequence, pairs []train.Pair, base []float64) ([]float64, error) {
 	lp, err := r.LogProbs(seqs, false)
 	if err != nil {
 		return nil, err
+	}
+	odds, err := judgementOdds(seqs, lp, pairs)
+	if err != nil || base == nil {
+		return odds, err
+	}
+	for k := range odds {
+		odds[k] -= base[k]
+	}
+	return odds, nil
+}
+
+// baseOdds is the base model's log-odds of each judgement of seqs, what a
+// residual discriminator's are measured from; nil for a plain one.
+func (j judgement) baseOdds(r *rl.Run, seqs []train.Sequence, pairs []train.Pair) ([]float64, error) {
+	if !j.residual {
+		return nil, nil
+	}
+	lp, err := r.LogProbs(seqs, true)
+	if err != nil {
+		return nil, fmt.Errorf("the base model's judgements: %w", err)
 	}
 	return judgementOdds(seqs, lp, pairs)
 }

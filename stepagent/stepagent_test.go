@@ -442,7 +442,9 @@ func TestStepAgentIRLRun(t *testing.T) {
 	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
 	cfg.StepAgent.KL = 0.1
 	cfg.StepAgent.DiscriminatorEpochs = 3
-	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &say{} }})
+	model := byteModel(t)
+	newEnv := func() envs.Env { return &say{} }
+	err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -474,6 +476,89 @@ func TestStepAgentIRLRun(t *testing.T) {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Error(err)
 		}
+	}
+
+	// agentrl inspect: the same samples (same seed), judged by the run's
+	// discriminator and by the untrained one, the base model, which the
+	// three passes of two cycles must have moved away from.
+	trained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	untrained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := false
+	for i, st := range trained.Steps {
+		if len(trained.Rewards[i]) != len(st.Samples) || len(untrained.Rewards[i]) != len(st.Samples) || len(trained.ExpertRewards) != len(trained.Steps) {
+			t.Fatalf("step %d: %d samples, rewards %d (trained) and %d (untrained), %d expert rewards for %d steps",
+				i, len(st.Samples), len(trained.Rewards[i]), len(untrained.Rewards[i]), len(trained.ExpertRewards), len(trained.Steps))
+		}
+		for k, s := range st.Samples {
+			if s.Text != untrained.Steps[i].Samples[k].Text {
+				t.Fatalf("step %d sample %d: %q, then %q: the inspection's samples must not depend on the discriminator", i, k, s.Text, untrained.Steps[i].Samples[k].Text)
+			}
+			moved = moved || math.Abs(trained.Rewards[i][k]-untrained.Rewards[i][k]) > 1e-3
+		}
+		moved = moved || math.Abs(trained.ExpertRewards[i]-untrained.ExpertRewards[i]) > 1e-3
+	}
+	if len(trained.Steps) != 2 || !moved {
+		t.Fatalf("%d steps inspected (want 2); rewards of the trained and untrained discriminators differ: %v\ntrained %v %v\nuntrained %v %v",
+			len(trained.Steps), moved, trained.ExpertRewards, trained.Rewards, untrained.ExpertRewards, untrained.Rewards)
+	}
+}
+
+// TestResidualDiscriminatorStartsAtHalf: with
+// stepagent.discriminator_residual the discriminator's log-odds are its
+// adapter's change to the base model's, so before its first update it
+// judges every action D = 1/2 (balanced accuracy exactly 1/2: every
+// action on the agent's side), where the plain one starts from the base
+// model's judgement; and it still learns, in training and as
+// `agentrl inspect` reads it.
+func TestResidualDiscriminatorStartsAtHalf(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sayConfig("irl", 2)
+	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
+	cfg.StepAgent.DiscriminatorResidual, cfg.StepAgent.DiscriminatorEpochs = true, 3
+	model := byteModel(t)
+	newEnv := func() envs.Env { return &say{} }
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv}); err != nil {
+		t.Fatal(err)
+	}
+	ms := readMetrics(t, dir)
+	for _, m := range ms {
+		t.Logf("cycle %d: balanced accuracy %.3f before the update, %.3f after (fit), loss %.4f",
+			m.Iteration, m.Metrics["disc_balanced_accuracy"], m.Metrics["disc_fit_balanced_accuracy"], m.Losses["discriminator"])
+	}
+	if b := ms[0].Metrics["disc_balanced_accuracy"]; b != 0.5 {
+		t.Fatalf("cycle 1: a residual discriminator before any update has balanced accuracy %v, want exactly 0.5 (log-odds 0 on every action)", b)
+	}
+	// At this seed cycle 1's fit says "agent" to everything (its data
+	// are mostly the agent's); cycle 2's separates.
+	if fit := ms[1].Metrics["disc_fit_balanced_accuracy"]; !(fit > 0.75) {
+		t.Fatalf("cycle 2: after three passes the residual discriminator fits its data at balanced accuracy %v: want above 0.75", fit)
+	}
+
+	untrained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	trained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, false)
+	if err != nil {
+		t.Fatal(err)
+	}
+	moved := false
+	for i := range untrained.Steps {
+		for k, r := range untrained.Rewards[i] {
+			if r != 0 || untrained.ExpertRewards[i] != 0 {
+				t.Fatalf("step %d sample %d: the untrained residual discriminator's reward %v (expert's %v): want 0", i, k, r, untrained.ExpertRewards[i])
+			}
+			moved = moved || trained.Rewards[i][k] != 0
+		}
+	}
+	if !moved {
+		t.Fatalf("the trained residual discriminator gives every sample reward 0: %v", trained.Rewards)
 	}
 }
 

@@ -281,16 +281,20 @@ func splitList(values []string) []string {
 }
 
 func inspectCommand() *cli.Command {
-	return episodeCommand("inspect",
+	var untrained bool
+	cmd := episodeCommand("inspect",
 		"show a StepAgent run's agent at every step of an expert trajectory: its actions, whether each equals the expert's, step rewards",
 		"expert trajectory", envs.Train,
 		func(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64, w io.Writer) error {
-			in, err := stepagent.InspectRun(ctx, dir, modelPath, newEnv, split, seed)
+			in, err := stepagent.InspectRun(ctx, dir, modelPath, newEnv, split, seed, untrained)
 			if err != nil {
 				return err
 			}
 			return in.WriteText(w)
 		})
+	cmd.Flags = append(cmd.Flags, &cli.BoolFlag{Name: "untrained-discriminator", Destination: &untrained,
+		Usage: "step rewards of the discriminator as every IRL run's starts, the base model's judgement with no adapter (any run, not only irl ones)"})
+	return cmd
 }
 
 func critiqueCommand() *cli.Command {
