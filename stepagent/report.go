@@ -26,6 +26,8 @@ type Inspection struct {
 	// ExpertRewards are the discriminator's rewards of the expert's
 	// actions.
 	ExpertRewards []float64
+	// Judge says which discriminator gave the rewards.
+	Judge string
 }
 
 // InspectRun inspects the latest actor of the run in dir on the expert's
@@ -97,6 +99,7 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 	}
 
 	var judgeAdapters []llm.AdapterScale
+	in.Judge = "the untrained discriminator (the base model's judgement, no adapter)"
 	if !untrained {
 		discPath := filepath.Join(dir, "adapters", discriminatorAdapter+".gguf")
 		if _, err := os.Stat(discPath); err != nil {
@@ -108,6 +111,10 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 		}
 		defer disc.Close()
 		judgeAdapters = []llm.AdapterScale{{Adapter: disc, Scale: 1}}
+		in.Judge = "the run's discriminator (" + discPath + ")"
+	}
+	if c.DiscriminatorResidual {
+		in.Judge += ", less the base model's log-odds (discriminator_residual)"
 	}
 	var tokens [2]int32
 	for i, text := range []string{c.JudgementToken, c.NegativeToken} {
@@ -163,6 +170,9 @@ func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.E
 func (in Inspection) WriteText(w io.Writer) error {
 	greedy, sampled := Agreement(in.Steps)
 	fmt.Fprintf(w, "%s: %d steps, step agreement %.2f (greedy), %.2f of the samples\n", in.Source, len(in.Steps), greedy, sampled)
+	if in.Rewards != nil {
+		fmt.Fprintf(w, "step rewards: log-odds of %s\n", in.Judge)
+	}
 	mark := func(eq bool) string {
 		if eq {
 			return "="

@@ -560,6 +560,14 @@ func TestResidualDiscriminatorStartsAtHalf(t *testing.T) {
 	if !moved {
 		t.Fatalf("the trained residual discriminator gives every sample reward 0: %v", trained.Rewards)
 	}
+	var text strings.Builder
+	if err := untrained.WriteText(&text); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(text.String(), "step rewards: log-odds of the untrained discriminator (the base model's judgement, no adapter), less the base model's") ||
+		!strings.Contains(text.String(), "[reward +0.00]") {
+		t.Fatalf("the inspection's text does not say whose rewards it shows:\n%s", text.String())
+	}
 }
 
 // TestStepAgentIRLPretrainsAndGates: with stepagent.discriminator_pretrain
