@@ -297,22 +297,7 @@ func rewardFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
 }
 
 func lossFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
-	// Iterations without optimiser steps (before the first update, or
-	// algorithms that train nothing) log no loss: a zero there is absence,
-	// not a loss of zero.
-	var loss plotter.XYs
-	named := map[string]plotter.XYs{}
-	prev := 0.0
-	for _, it := range run.Metrics {
-		stepped := it.GradSteps > prev
-		prev = it.GradSteps
-		if stepped || it.Loss != 0 {
-			loss = append(loss, plotter.XY{X: it.GradSteps, Y: it.Loss})
-		}
-		for name, v := range it.Losses {
-			named[name] = append(named[name], plotter.XY{X: it.GradSteps, Y: v})
-		}
-	}
+	loss, named := lossLines(run)
 	if len(loss) == 0 && len(named) == 0 {
 		return nil, 0, 0
 	}
@@ -329,6 +314,29 @@ func lossFigure(run Run) ([][]*plot.Plot, vg.Length, vg.Length) {
 		n++
 	}
 	return [][]*plot.Plot{{p}}, 7 * vg.Inch, 4 * vg.Inch
+}
+
+// lossLines are the points of the loss figure: each named loss where an
+// iteration logged it, and the iteration's loss where it logged no named
+// one (every algorithm that names its losses logs its loss as one of
+// them). An iteration without optimiser steps (before the first update,
+// or algorithms that train nothing) logs no loss; nor does a StepAgent
+// cycle whose policy update was skipped: their zero is absence, not a
+// loss of zero.
+func lossLines(run Run) (loss plotter.XYs, named map[string]plotter.XYs) {
+	named = map[string]plotter.XYs{}
+	prev := 0.0
+	for _, it := range run.Metrics {
+		stepped := it.GradSteps > prev
+		prev = it.GradSteps
+		if len(it.Losses) == 0 && (stepped || it.Loss != 0) {
+			loss = append(loss, plotter.XY{X: it.GradSteps, Y: it.Loss})
+		}
+		for name, v := range it.Losses {
+			named[name] = append(named[name], plotter.XY{X: it.GradSteps, Y: v})
+		}
+	}
+	return loss, named
 }
 
 func newPlot(title, x, y string) *plot.Plot {
