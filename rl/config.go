@@ -299,11 +299,13 @@ type StepAgentConfig struct {
 	Minibatches int     `yaml:"minibatches"`
 	KL          float64 `yaml:"kl"`
 	// Baseline is what a step reward is measured against: "cycle" (the
-	// mean reward of the cycle's samples) or "state" (the mean of the
-	// samples in the same inspected state, as GRPO's groups), scaled by
-	// the standard deviation over the cycle either way. With "cycle" what
-	// the discriminator thinks of a state, whatever the action, becomes
-	// advantage of every action taken there.
+	// mean reward of the cycle's samples), "state" (the mean of the
+	// samples in the same inspected state, as GRPO's groups) or "tree"
+	// (per token: the mean of the state's samples that made the same
+	// choices before it, so that tokens all of them share get no
+	// advantage), scaled by the standard deviation over the cycle. With
+	// "cycle" what the discriminator thinks of a state, whatever the
+	// action, becomes advantage of every action taken there.
 	Baseline string `yaml:"baseline"`
 }
 
@@ -758,7 +760,7 @@ func (c *Config) Validate() error {
 		check(a.JudgementToken != "" && a.NegativeToken != "" && a.JudgementToken != a.NegativeToken,
 			"stepagent.judgement_token %q and stepagent.negative_token %q must be two different tokens", a.JudgementToken, a.NegativeToken)
 		check(a.MaxAccuracy > 0.5 && a.MaxAccuracy <= 1, "stepagent.max_accuracy %g must be in (0.5, 1]", a.MaxAccuracy)
-		check(a.Baseline == "cycle" || a.Baseline == "state", "stepagent.baseline %q: want cycle or state", a.Baseline)
+		check(a.Baseline == "cycle" || a.Baseline == "state" || a.Baseline == "tree", "stepagent.baseline %q: want cycle, state or tree", a.Baseline)
 		check(a.Baseline == "cycle" || a.Reflection == "irl", "stepagent.baseline %s applies to the irl reflection only (its step rewards)", a.Baseline)
 		check(a.KL >= 0, "stepagent.kl %g must not be negative", a.KL)
 		check(a.KL == 0 || a.Reflection == "irl", "stepagent.kl %g applies to the irl reflection only (its PPO update)", a.KL)

@@ -79,7 +79,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"policy gate without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  min_accuracy: 0.6\n", nil, "stepagent.min_accuracy 0.6 applies to the irl reflection only"},
 		{"residual discriminator without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  discriminator_residual: true\n", nil, "stepagent.discriminator_residual applies to the irl reflection only"},
 		{"stepagent baseline without irl", "env: webshop\nalgorithm: stepagent\nstepagent:\n  baseline: state\n", nil, "stepagent.baseline state applies to the irl reflection only"},
-		{"unknown stepagent baseline", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  baseline: episode\n", nil, `stepagent.baseline "episode": want cycle or state`},
+		{"unknown stepagent baseline", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  baseline: episode\n", nil, `stepagent.baseline "episode": want cycle, state or tree`},
 		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},
 		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},

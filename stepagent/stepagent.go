@@ -15,6 +15,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"gonum.org/v1/gonum/stat"
 
@@ -308,6 +309,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 	var judged, policy []train.Sequence
 	var judgedPairs []train.Pair
 	var sampled [][]float32
+	var actions [][]int32     // the action tokens of each policy sequence
 	var samplesByStep [][]int // the policy's sequences of each state
 	for _, st := range steps {
 		var group []int
@@ -315,6 +317,7 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 			group = append(group, len(policy))
 			judge.add(&judged, &judgedPairs, st.Prompt, s.Tokens)
 			policy = append(policy, train.ActionSequence(st.Prompt, s.Tokens))
+			actions = append(actions, s.Tokens)
 			lp := make([]float32, len(st.Prompt)+len(s.Tokens))
 			copy(lp[len(st.Prompt):], s.LogProbs)
 			sampled = append(sampled, lp)
@@ -346,14 +349,14 @@ func reflectIRL(r *rl.Run, cycle int, steps []Step, judge judgement) error {
 		rewards[i] = stepReward(rewards[i])
 	}
 	m.Metrics["step_reward"] = stat.Mean(rewards, nil)
-	stepAdv := stepAdvantages(rewards, samplesByStep, c.Baseline)
+	tokenAdv := tokenAdvantages(rewards, samplesByStep, actions, c.Baseline)
 	advantages := make([][]float32, len(policy))
 	for i, s := range policy {
 		advantages[i] = make([]float32, len(s.Tokens))
-		for k, w := range s.Weights {
-			if w != 0 {
-				advantages[i][k] = float32(stepAdv[i])
-			}
+		// The action is the sequence's end (train.ActionSequence).
+		start := len(s.Tokens) - len(actions[i])
+		for k, a := range tokenAdv[i] {
+			advantages[i][start+k] = float32(a)
 		}
 	}
 	var means rl.StepMeans
@@ -552,6 +555,70 @@ func stepAdvantages(rewards []float64, byState [][]int, baseline string) []float
 		rewards = centred
 	}
 	return rl.GroupAdvantages(rewards, 1e-8)
+}
+
+// tokenAdvantages are the advantages of each sample's action tokens
+// (actions[i], rewards[i]; byState lists each state's samples). With the
+// baselines "cycle" and "state" every token of a sample has the sample's
+// stepAdvantages. With "tree" a token's advantage is what choosing it
+// gained among the samples of its state that had chosen the same tokens
+// before it: the mean reward of the samples that begin with the action up
+// to and including the token, less the mean of those that begin with it
+// up to the token before. A prefix all of a state's samples share gets 0,
+// so a shared "Action: calc[" is not pushed by what its samples did after
+// it; the first token where samples part gets the state baseline's
+// advantage of its branch. Scaled as "state": divided by the standard
+// deviation over the cycle of the state-centred rewards.
+func tokenAdvantages(rewards []float64, byState [][]int, actions [][]int32, baseline string) [][]float64 {
+	out := make([][]float64, len(rewards))
+	if baseline != "tree" {
+		adv := stepAdvantages(rewards, byState, baseline)
+		for i := range out {
+			out[i] = make([]float64, len(actions[i]))
+			for k := range out[i] {
+				out[i][k] = adv[i]
+			}
+		}
+		return out
+	}
+	centred := make([]float64, len(rewards))
+	for _, group := range byState {
+		mean := 0.0
+		for _, i := range group {
+			mean += rewards[i] / float64(len(group))
+		}
+		for _, i := range group {
+			centred[i] = rewards[i] - mean
+		}
+	}
+	scale := 0.0
+	if sd := stat.StdDev(centred, nil); sd > 0 && !math.IsNaN(sd) {
+		scale = 1 / (sd + 1e-8)
+	}
+	// meanSharing is the mean reward of the group's samples whose action
+	// begins with prefix.
+	meanSharing := func(group []int, prefix []int32) float64 {
+		sum, n := 0.0, 0
+		for _, j := range group {
+			if len(actions[j]) >= len(prefix) && slices.Equal(actions[j][:len(prefix)], prefix) {
+				sum += rewards[j]
+				n++
+			}
+		}
+		return sum / float64(n) // n >= 1: the sample itself
+	}
+	for _, group := range byState {
+		for _, i := range group {
+			out[i] = make([]float64, len(actions[i]))
+			before := meanSharing(group, nil)
+			for k := range actions[i] {
+				after := meanSharing(group, actions[i][:k+1])
+				out[i][k] = (after - before) * scale
+				before = after
+			}
+		}
+	}
+	return out
 }
 
 // judgement is the discriminator's pair of tokens, and whether its

@@ -304,6 +304,48 @@ func TestStepAdvantages(t *testing.T) {
 	check(stepAdvantages([]float64{2, 2, 7, 7}, states, "state"), []float64{0, 0, 0, 0})
 }
 
+// TestTokenAdvantages: with the "tree" baseline a token's advantage is
+// the mean reward of the state's samples sharing the action up to it less
+// that of those sharing it up to the token before (hand-computed below),
+// so a prefix every sample of a state shares gets 0; with "state" every
+// token has its sample's advantage.
+func TestTokenAdvantages(t *testing.T) {
+	actions := [][]int32{{1, 2, 3}, {1, 2, 4}, {1, 5}, {1, 2, 3}, {7}, {8}}
+	rewards := []float64{1, 0, 0.5, 1, 2, 4}
+	states := [][]int{{0, 1, 2, 3}, {4, 5}}
+	// The state-centred rewards: 0.375, -0.625, -0.125, 0.375, -1, 1;
+	// their standard deviation sqrt(2.6875/5).
+	sd := math.Sqrt(2.6875 / 5)
+	// State 1's mean is 0.625; its samples beginning 1, 2 have mean 2/3,
+	// those beginning 1, 2, 3 mean 1, and 1, 2, 4 and 1, 5 their own.
+	want := [][]float64{
+		{0, 2.0/3 - 0.625, 1 - 2.0/3},
+		{0, 2.0/3 - 0.625, 0 - 2.0/3},
+		{0, 0.5 - 0.625},
+		{0, 2.0/3 - 0.625, 1 - 2.0/3},
+		{-1}, {1},
+	}
+	got := tokenAdvantages(rewards, states, actions, "tree")
+	for i := range want {
+		for k := range want[i] {
+			if len(got[i]) != len(want[i]) || math.Abs(got[i][k]-want[i][k]/sd) > 1e-6 {
+				t.Fatalf("sample %d: tree advantages %v, want %v / %g", i, got[i], want[i], sd)
+			}
+		}
+	}
+	perSample := stepAdvantages(rewards, states, "state")
+	for i, adv := range tokenAdvantages(rewards, states, actions, "state") {
+		if len(adv) != len(actions[i]) {
+			t.Fatalf("sample %d: %d advantages for %d tokens", i, len(adv), len(actions[i]))
+		}
+		for _, a := range adv {
+			if a != perSample[i] {
+				t.Fatalf("sample %d: state advantages %v, want %g on every token", i, adv, perSample[i])
+			}
+		}
+	}
+}
+
 // TestDiscriminatorAccuracyIsBalanced: a discriminator that calls every
 // action the agent's is right on the K agent actions of each state and
 // wrong on the one expert action; the pause gate must see chance, not
@@ -521,6 +563,9 @@ func TestResidualDiscriminatorStartsAtHalf(t *testing.T) {
 	cfg := sayConfig("irl", 2)
 	cfg.StepAgent.JudgementToken, cfg.StepAgent.NegativeToken = "y", "n"
 	cfg.StepAgent.DiscriminatorResidual, cfg.StepAgent.DiscriminatorEpochs = true, 3
+	// And the policy's advantages per token (the "tree" baseline), end
+	// to end.
+	cfg.StepAgent.Baseline = "tree"
 	model := byteModel(t)
 	newEnv := func() envs.Env { return &say{} }
 	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: model, Dir: dir, NewEnv: newEnv}); err != nil {
@@ -536,6 +581,9 @@ func TestResidualDiscriminatorStartsAtHalf(t *testing.T) {
 	}
 	// At this seed cycle 1's fit says "agent" to everything (its data
 	// are mostly the agent's); cycle 2's separates.
+	if loss, ok := ms[0].Losses["policy"]; !ok || loss == 0 {
+		t.Fatalf("cycle 1: policy loss %v (logged %v): want the policy updated on per-token advantages", loss, ok)
+	}
 	if fit := ms[1].Metrics["disc_fit_balanced_accuracy"]; !(fit > 0.75) {
 		t.Fatalf("cycle 2: after three passes the residual discriminator fits its data at balanced accuracy %v: want above 0.75", fit)
 	}
