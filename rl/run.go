@@ -7,10 +7,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -284,6 +286,20 @@ func (r *Run) Close() {
 	}
 }
 
+// lossesText is an iteration's losses for its log line: the named ones
+// where it logged any (a StepAgent cycle whose policy paused has no
+// "policy", where the bare loss would read 0), else the loss.
+func lossesText(m Metrics) string {
+	if len(m.Losses) == 0 {
+		return fmt.Sprintf("loss %.4f", m.Loss)
+	}
+	parts := make([]string, 0, len(m.Losses))
+	for _, name := range slices.Sorted(maps.Keys(m.Losses)) {
+		parts = append(parts, fmt.Sprintf("%s %.4f", name, m.Losses[name]))
+	}
+	return "losses " + strings.Join(parts, ", ")
+}
+
 // CheckpointDir is the directory of iteration it's checkpoints, where an
 // algorithm keeps what else it must resume from (a target network, a
 // replay buffer); commit removes the older ones once the state names it.
@@ -438,8 +454,8 @@ func (r *Run) commit(it int, finished bool) error {
 		r.State.Iteration = it
 		done := r.State.WallSeconds - r.wall0
 		per := done / float64(it-r.firstIteration()+1)
-		r.logf("iter %d/%d done: loss %.4f; rollout %s, train %s, hand-over %s, eval %s; %d grad steps, %d env steps, %s so far, ETA %s",
-			it, r.Config.Iterations, m.Loss, round(m.PhaseSeconds["rollout"]), round(m.PhaseSeconds["train"]),
+		r.logf("iter %d/%d done: %s; rollout %s, train %s, hand-over %s, eval %s; %d grad steps, %d env steps, %s so far, ETA %s",
+			it, r.Config.Iterations, lossesText(m), round(m.PhaseSeconds["rollout"]), round(m.PhaseSeconds["train"]),
 			round(m.PhaseSeconds["handover"]), round(m.PhaseSeconds["eval"]),
 			r.State.GradSteps, r.State.EnvSteps, round(r.State.WallSeconds), round(per*float64(r.Config.Iterations-it)))
 	}
