@@ -37,8 +37,8 @@ type Inspection struct {
 // rewards. With untrained, the rewards are the untrained discriminator's,
 // of any run: the base model's judgement with no adapter, which is what
 // every IRL run's discriminator gives before its first update (its LoRA
-// adapter starts at zero; a residual one's are then all 0). modelPath is the run's model resolved to a
-// file.
+// adapter starts at zero; a residual one's are then all 0). modelPath is
+// the run's model resolved to a file.
 func InspectRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, seed int64, untrained bool) (Inspection, error) {
 	var in Inspection
 	cfg, err := rl.LoadConfig(filepath.Join(dir, "config.yaml"), nil)

@@ -542,19 +542,25 @@ func pretrainExperts(ctx context.Context, r *rl.Run, file []Trajectory) ([]Traje
 // (rl.GroupAdvantages over the cycle, of the centred rewards for "state").
 func stepAdvantages(rewards []float64, byState [][]int, baseline string) []float64 {
 	if baseline == "state" {
-		centred := make([]float64, len(rewards))
-		for _, group := range byState {
-			var sum float64
-			for _, i := range group {
-				sum += rewards[i]
-			}
-			for _, i := range group {
-				centred[i] = rewards[i] - sum/float64(len(group))
-			}
-		}
-		rewards = centred
+		rewards = stateCentred(rewards, byState)
 	}
 	return rl.GroupAdvantages(rewards, 1e-8)
+}
+
+// stateCentred is each reward less the mean of its state's (byState
+// lists each state's samples).
+func stateCentred(rewards []float64, byState [][]int) []float64 {
+	centred := make([]float64, len(rewards))
+	for _, group := range byState {
+		var sum float64
+		for _, i := range group {
+			sum += rewards[i]
+		}
+		for _, i := range group {
+			centred[i] = rewards[i] - sum/float64(len(group))
+		}
+	}
+	return centred
 }
 
 // tokenAdvantages are the advantages of each sample's action tokens
@@ -581,18 +587,8 @@ func tokenAdvantages(rewards []float64, byState [][]int, actions [][]int32, base
 		}
 		return out
 	}
-	centred := make([]float64, len(rewards))
-	for _, group := range byState {
-		mean := 0.0
-		for _, i := range group {
-			mean += rewards[i] / float64(len(group))
-		}
-		for _, i := range group {
-			centred[i] = rewards[i] - mean
-		}
-	}
 	scale := 0.0
-	if sd := stat.StdDev(centred, nil); sd > 0 && !math.IsNaN(sd) {
+	if sd := stat.StdDev(stateCentred(rewards, byState), nil); sd > 0 && !math.IsNaN(sd) {
 		scale = 1 / (sd + 1e-8)
 	}
 	// meanSharing is the mean reward of the group's samples whose action

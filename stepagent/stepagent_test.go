@@ -523,14 +523,7 @@ func TestStepAgentIRLRun(t *testing.T) {
 	// agentrl inspect: the same samples (same seed), judged by the run's
 	// discriminator and by the untrained one, the base model, which the
 	// three passes of two cycles must have moved away from.
-	trained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
-	untrained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, true)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trained, untrained := inspectBoth(t, dir, model, newEnv)
 	moved := false
 	for i, st := range trained.Steps {
 		if len(trained.Rewards[i]) != len(st.Samples) || len(untrained.Rewards[i]) != len(st.Samples) || len(trained.ExpertRewards) != len(trained.Steps) {
@@ -549,6 +542,20 @@ func TestStepAgentIRLRun(t *testing.T) {
 		t.Fatalf("%d steps inspected (want 2); rewards of the trained and untrained discriminators differ: %v\ntrained %v %v\nuntrained %v %v",
 			len(trained.Steps), moved, trained.ExpertRewards, trained.Rewards, untrained.ExpertRewards, untrained.Rewards)
 	}
+}
+
+// inspectBoth is `agentrl inspect` of train task 0 of the run in dir with
+// the run's discriminator and with the untrained one.
+func inspectBoth(t *testing.T, dir, model string, newEnv func() envs.Env) (trained, untrained Inspection) {
+	t.Helper()
+	var err error
+	if trained, err = InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, false); err != nil {
+		t.Fatal(err)
+	}
+	if untrained, err = InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, true); err != nil {
+		t.Fatal(err)
+	}
+	return trained, untrained
 }
 
 // TestResidualDiscriminatorStartsAtHalf: with
@@ -588,14 +595,7 @@ func TestResidualDiscriminatorStartsAtHalf(t *testing.T) {
 		t.Fatalf("cycle 2: after three passes the residual discriminator fits its data at balanced accuracy %v: want above 0.75", fit)
 	}
 
-	untrained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, true)
-	if err != nil {
-		t.Fatal(err)
-	}
-	trained, err := InspectRun(context.Background(), dir, model, newEnv, envs.Train, 0, false)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trained, untrained := inspectBoth(t, dir, model, newEnv)
 	moved := false
 	for i := range untrained.Steps {
 		for k, r := range untrained.Rewards[i] {
