@@ -29,7 +29,7 @@ PURE_GO_PKGS = $(shell $(GO) list -test -f '{{.ImportPath}} {{join .Deps " "}}' 
 	awk '{ p = $$1; sub(/(\.test|_test)$$/, "", p); if ($$0 ~ /agentrl\/cgo( |$$)/) bad[p] = 1; else all[p] = 1 } \
 	END { for (p in all) if (!(p in bad)) print p }' | sort)
 
-.PHONY: build test test-short vet demo bench clean
+.PHONY: build test vet demo bench clean
 
 build:
 	$(GO) build -ldflags "$(LDFLAGS)" -o $(BIN) ./cmd/agentrl
