@@ -44,7 +44,6 @@ type ContextParams struct {
 // goroutine at a time.
 type Context struct {
 	c      *C.struct_llama_context
-	model  *Model
 	nVocab int
 	abort  *C.int // polled by llama.cpp during Decode
 	// aborting mirrors *abort in Go, so that the log handler can tell the
@@ -72,7 +71,7 @@ func NewContext(model *Model, p ContextParams) (*Context, error) {
 	}
 	abort := (*C.int)(C.calloc(1, C.size_t(unsafe.Sizeof(C.int(0)))))
 	C.install_abort(c, abort)
-	return &Context{c: c, model: model, nVocab: model.NVocab(), abort: abort}, nil
+	return &Context{c: c, nVocab: model.NVocab(), abort: abort}, nil
 }
 
 // Free releases the context.
@@ -83,12 +82,6 @@ func (x *Context) Free() {
 		x.c, x.abort = nil, nil
 	}
 }
-
-func (x *Context) Model() *Model { return x.model }
-func (x *Context) NCtx() int     { return int(C.llama_n_ctx(x.c)) }
-func (x *Context) NCtxSeq() int  { return int(C.llama_n_ctx_seq(x.c)) }
-func (x *Context) NSeqMax() int  { return int(C.llama_n_seq_max(x.c)) }
-func (x *Context) NBatch() int   { return int(C.llama_n_batch(x.c)) }
 
 // RequestAbort makes a running or the next Decode stop early with
 // ErrAborted; any goroutine may call it. ClearAbort re-arms the context.
@@ -153,11 +146,6 @@ func (x *Context) SeqCopy(src, dst, p0, p1 int) {
 	C.llama_memory_seq_cp(C.llama_get_memory(x.c), C.llama_seq_id(src), C.llama_seq_id(dst), C.llama_pos(p0), C.llama_pos(p1))
 }
 
-// SeqPosMax is the largest position of seq in the cache, -1 if empty.
-func (x *Context) SeqPosMax(seq int) int {
-	return int(C.llama_memory_seq_pos_max(C.llama_get_memory(x.c), C.llama_seq_id(seq)))
-}
-
 // SetAdapter activates a LoRA adapter with a scale (replacing its previous
 // scale); it does not touch the base model.
 func (x *Context) SetAdapter(a *Adapter, scale float32) error {
@@ -166,9 +154,6 @@ func (x *Context) SetAdapter(a *Adapter, scale float32) error {
 	}
 	return nil
 }
-
-// RemoveAdapter deactivates an adapter; it reports whether it was active.
-func (x *Context) RemoveAdapter(a *Adapter) bool { return C.llama_rm_adapter_lora(x.c, a.c) == 0 }
 
 // ClearAdapters deactivates every adapter.
 func (x *Context) ClearAdapters() { C.llama_clear_adapter_lora(x.c) }
@@ -261,16 +246,4 @@ func (a *Adapter) Free() {
 		C.llama_adapter_lora_free(a.c)
 		a.c = nil
 	}
-}
-
-// Meta returns a scalar metadata value of the adapter as a string.
-func (a *Adapter) Meta(key string) (string, bool) {
-	ckey := C.CString(key)
-	defer C.free(unsafe.Pointer(ckey))
-	buf := make([]byte, 256)
-	n := C.llama_adapter_meta_val_str(a.c, ckey, (*C.char)(unsafe.Pointer(&buf[0])), C.size_t(len(buf)))
-	if n < 0 {
-		return "", false
-	}
-	return string(buf[:min(int(n), len(buf)-1)]), true
 }

@@ -109,7 +109,6 @@ func (m *Model) ChatTemplate() string {
 // Token ids with special meaning; -1 where the model has none.
 func (m *Model) BOS() int32 { return int32(C.llama_vocab_bos(m.vocab)) }
 func (m *Model) EOS() int32 { return int32(C.llama_vocab_eos(m.vocab)) }
-func (m *Model) EOT() int32 { return int32(C.llama_vocab_eot(m.vocab)) }
 
 // IsEOG reports whether token ends generation (EOS, EOT and the like).
 func (m *Model) IsEOG(token int32) bool {

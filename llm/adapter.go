@@ -11,7 +11,8 @@ import (
 type Adapter struct {
 	c     *cgo.Adapter
 	model *Model
-	path  string
+	// path names the adapter in errors.
+	path string
 	// matrices the adapter changes (a pair of LoRA tensors each).
 	matrices int
 }
@@ -80,9 +81,6 @@ func isPrime(n int) bool {
 	}
 	return true
 }
-
-// Path is the file the adapter was loaded from.
-func (a *Adapter) Path() string { return a.path }
 
 // Close frees the adapter. No engine call may be using it.
 func (a *Adapter) Close() { a.c.Free() }

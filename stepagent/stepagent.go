@@ -32,11 +32,9 @@ func init() {
 // discriminatorAdapter names the IRL discriminator's LoRA adapter.
 const discriminatorAdapter = "discriminator"
 
-// Seed purposes of the algorithm (the run's own are below 16).
-const (
-	seedInspect = 16 + iota
-	seedMinibatch
-)
+// seedInspect is the seed purpose of the inspection's samples (the run's
+// own purposes are below 16).
+const seedInspect = 16
 
 func prepare(r *rl.Run) error {
 	if r.Config.StepAgent.Reflection != "irl" {

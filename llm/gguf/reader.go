@@ -550,12 +550,6 @@ func (f *File) GetString(key string) (string, error) { return get[string](f, key
 // GetUint32 returns a u32 metadata value.
 func (f *File) GetUint32(key string) (uint32, error) { return get[uint32](f, key) }
 
-// GetInt32 returns an i32 metadata value.
-func (f *File) GetInt32(key string) (int32, error) { return get[int32](f, key) }
-
-// GetUint64 returns a u64 metadata value.
-func (f *File) GetUint64(key string) (uint64, error) { return get[uint64](f, key) }
-
 // GetFloat32 returns an f32 metadata value.
 func (f *File) GetFloat32(key string) (float32, error) { return get[float32](f, key) }
 
@@ -568,20 +562,11 @@ func (f *File) GetStrings(key string) ([]string, error) { return get[[]string](f
 // GetInt32s returns an i32-array metadata value.
 func (f *File) GetInt32s(key string) ([]int32, error) { return get[[]int32](f, key) }
 
-// GetFloat32s returns an f32-array metadata value.
-func (f *File) GetFloat32s(key string) ([]float32, error) { return get[[]float32](f, key) }
-
 // Architecture returns general.architecture, e.g. "llama", or "" when the
 // key is missing or not a string.
 func (f *File) Architecture() string {
 	arch, _ := f.GetString("general.architecture")
 	return arch
-}
-
-// Name returns general.name, or "" when it is missing.
-func (f *File) Name() string {
-	name, _ := f.GetString("general.name")
-	return name
 }
 
 // Tensor returns the description of the named tensor.

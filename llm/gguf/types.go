@@ -211,12 +211,6 @@ func (t TensorType) String() string {
 	return fmt.Sprintf("ggml_type(%d)", uint32(t))
 }
 
-// Known reports whether t is a tensor type ggml can load.
-func (t TensorType) Known() bool {
-	_, ok := tensorTypes[t]
-	return ok
-}
-
 // BlockSize is the number of elements in one block of t (1 for plain types).
 func (t TensorType) BlockSize() int64 { return tensorTypes[t].blockSize }
 

@@ -93,18 +93,6 @@ func (s Sequence) target(i int) int32 {
 	return s.Tokens[i]
 }
 
-// Scored counts the tokens of s whose log-probability a loss reads: those
-// with a non-zero weight. Each is a logit row of its micro-batch.
-func (s Sequence) Scored() int {
-	n := 0
-	for i := 1; i < len(s.Tokens); i++ {
-		if s.weight(i) != 0 {
-			n++
-		}
-	}
-	return n
-}
-
 // weight is the loss weight of token i.
 func (s Sequence) weight(i int) float32 {
 	if s.Weights == nil {

@@ -1,4 +1,4 @@
-// Package runnertest provides a small, fast, deterministic environment for
+// Package rollouttest provides a small, fast, deterministic environment for
 // testing code that drives environments: the runner, policies, trajectory
 // files and remote environments. It is a real environment (a number-guessing
 // game with an expert), not a recording, so a test can check behaviour
