@@ -51,6 +51,7 @@ func envsCommand() *cli.Command {
 				ArgsUsage: "NAME",
 				Flags: append(append(append(runFlags(string(envs.Test)), modelFlags(false)...), samplingFlags(128)...),
 					&cli.StringFlag{Name: "policy", Value: "expert", Usage: "expert, random, or model (with --model and optionally --lora)"},
+					&cli.IntFlag{Name: "trials", Value: 1, Usage: "play each of the --episodes tasks this many times and report pass^k for k = 1..N besides (tau-bench's consistency: the chance that k attempts at a task all succeed)"},
 					&cli.BoolFlag{Name: "json", Usage: "print the results as JSON"},
 					&cli.StringFlag{Name: "out", Usage: "write the trajectories to `FILE` (JSON lines)"},
 					&cli.StringFlag{Name: "remote", Usage: "drive the environment served at `URL` (AgentGym protocol) instead of the built-in one"},
@@ -407,6 +408,21 @@ func runEnvsEval(c *cli.Context) error {
 	if err != nil {
 		return err
 	}
+	trials := c.Int("trials")
+	if trials < 1 {
+		return fmt.Errorf("--trials %d must be >= 1", trials)
+	}
+	if trials > 1 {
+		if c.String("policy") == "expert" {
+			return fmt.Errorf("--trials %d: the expert plays every attempt at a task alike; pass^k measures a policy that samples (--policy model or random)", trials)
+		}
+		if c.String("policy") == "model" && c.Float64("temperature") == 0 {
+			return fmt.Errorf("--trials %d at --temperature 0: a greedy policy plays every attempt at a task alike; sample with --temperature > 0", trials)
+		}
+		// The runner plays each task's attempts as a group, each on its
+		// own sampling stream.
+		cfg.Group, cfg.Episodes = trials, cfg.Episodes*trials
+	}
 	policy, closePolicy, err := newPolicy(c, src, cfg.Parallel)
 	if err != nil {
 		return err
@@ -442,6 +458,12 @@ func runEnvsEval(c *cli.Context) error {
 		return runErr
 	}
 	summary := rollout.Summarize(trajs)
+	var passHatK []float64
+	if trials > 1 {
+		if passHatK, err = rollout.PassHatKs(trajs); err != nil {
+			return err
+		}
+	}
 	if c.Bool("json") {
 		// The settings that decide the figures go with them, so that a
 		// results file says how it was made.
@@ -449,6 +471,9 @@ func runEnvsEval(c *cli.Context) error {
 			"env": src.spec.Name, "split": cfg.Split, "policy": c.String("policy"),
 			"seed0": cfg.Seed0, "max_steps": cfg.StepLimit(src.spec), "remote": c.String("remote"), "out": c.String("out"),
 			"seconds": seconds, "summary": summary,
+		}
+		if trials > 1 {
+			report["trials"], report["pass_hat_k"] = trials, passHatK
 		}
 		if c.String("policy") == "model" {
 			report["model"], report["lora"] = c.String("model"), c.StringSlice("lora")
@@ -459,6 +484,17 @@ func runEnvsEval(c *cli.Context) error {
 		return enc.Encode(report)
 	}
 	printSummary(c.App.Writer, src.spec.Name, cfg, c.String("policy"), summary)
+	if trials > 1 {
+		fmt.Fprintf(c.App.Writer, "pass^k           ")
+		for k, p := range passHatK {
+			fmt.Fprintf(c.App.Writer, "k=%d %.3f  ", k+1, p)
+		}
+		fmt.Fprintf(c.App.Writer, "(%d attempts at each task", trials)
+		if len(passHatK) < trials {
+			fmt.Fprintf(c.App.Writer, "; k stops at %d, the fewest a task finished without an error", len(passHatK))
+		}
+		fmt.Fprintln(c.App.Writer, ")")
+	}
 	if out := c.String("out"); out != "" {
 		fmt.Fprintf(c.App.Writer, "trajectories     %s\n", out)
 	}
@@ -466,7 +502,8 @@ func runEnvsEval(c *cli.Context) error {
 }
 
 func printSummary(w io.Writer, env string, cfg rollout.Config, policy string, s rollout.Summary) {
-	fmt.Fprintf(w, "%s, %s split, seeds %d-%d, %s policy\n", env, cfg.Split, cfg.Seed0, cfg.Seed0+int64(cfg.Episodes)-1, policy)
+	tasks := cfg.Episodes / max(cfg.Group, 1)
+	fmt.Fprintf(w, "%s, %s split, seeds %d-%d, %s policy\n", env, cfg.Split, cfg.Seed0, cfg.Seed0+int64(tasks)-1, policy)
 	fmt.Fprintf(w, "episodes         %d (%d failed with an error; %d cut short by the context)\n", s.Episodes, s.Errors, s.ContextFull)
 	fmt.Fprintf(w, "success rate     %.3f ± %.3f\n", s.SuccessRate, s.SuccessRateSE)
 	fmt.Fprintf(w, "mean return      %.3f ± %.3f\n", s.MeanReturn, s.MeanReturnSE)

@@ -8,8 +8,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -100,6 +102,8 @@ func TestEnvsFlagsAreValidated(t *testing.T) {
 		{[]string{"envs", "eval", name, "--bogus"}, "flag provided but not defined: --bogus"},
 		{[]string{"envs", "eval", name, "--episodes"}, "flag needs an argument: --episodes"},
 		{[]string{"envs", "eval", name, "--episodes", "many"}, `invalid value "many" for flag --episodes`},
+		{[]string{"envs", "eval", name, "--trials", "0"}, "--trials 0 must be >= 1"},
+		{[]string{"envs", "eval", name, "--trials", "2"}, "the expert plays every attempt at a task alike"},
 		{[]string{"envs", "demos", name}, "--out: name the file"},
 		{[]string{"envs", "serve", name, "--max-instances", "0"}, "--max-instances 0 must be > 0"},
 		{[]string{"envs", "play", name, "--split", "validation"}, `unknown split "validation"`},
@@ -153,6 +157,69 @@ func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, want := range []string{name + ", test split, seeds 0-1, random policy", "success rate", "mean steps", "invalid actions"} {
+		if !strings.Contains(text, want) {
+			t.Errorf("text output lacks %q:\n%s", want, text)
+		}
+	}
+}
+
+// TestEvalTrialsReportPassHatK plays each task several times and reports
+// pass^k from the attempts, which the trajectory file holds as groups.
+func TestEvalTrialsReportPassHatK(t *testing.T) {
+	name := someEnv(t)
+	path := filepath.Join(t.TempDir(), "traj.jsonl")
+	out, err := runApp(t, newApp(), "envs", "eval", name, "--policy", "random", "--episodes", "4", "--trials", "3",
+		"--parallel", "4", "--seed0", "5", "--max-steps", "5", "--json", "--out", path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var res struct {
+		Trials   int
+		PassHatK []float64 `json:"pass_hat_k"`
+		Summary  rollout.Summary
+	}
+	if err := json.Unmarshal([]byte(out), &res); err != nil {
+		t.Fatalf("output is not JSON: %v\n%s", err, out)
+	}
+	if res.Trials != 3 || len(res.PassHatK) != 3 || res.Summary.Episodes != 12 || res.Summary.Errors != 0 {
+		t.Fatalf("results %+v", res)
+	}
+	if math.Abs(res.PassHatK[0]-res.Summary.SuccessRate) > 1e-12 {
+		t.Errorf("pass^1 %v is not the success rate %v", res.PassHatK[0], res.Summary.SuccessRate)
+	}
+	for k := 1; k < 3; k++ {
+		if res.PassHatK[k] > res.PassHatK[k-1] {
+			t.Errorf("pass^k rises with k: %v", res.PassHatK)
+		}
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	trajs, err := rollout.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	samples := map[int64][]int{}
+	for _, tr := range trajs {
+		samples[tr.Seed] = append(samples[tr.Seed], tr.Sample)
+	}
+	for seed := int64(5); seed < 9; seed++ {
+		got := samples[seed]
+		slices.Sort(got)
+		if !slices.Equal(got, []int{0, 1, 2}) {
+			t.Errorf("task %d was attempted as samples %v, want 0, 1, 2", seed, got)
+		}
+	}
+	if len(samples) != 4 {
+		t.Errorf("%d tasks played, want 4", len(samples))
+	}
+	text, err := runApp(t, newApp(), "envs", "eval", name, "--policy", "random", "--episodes", "2", "--trials", "2", "--max-steps", "3")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, want := range []string{"seeds 0-1, random policy", "episodes         4 ", "pass^k           k=1 ", "k=2 ", "(2 attempts at each task)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}

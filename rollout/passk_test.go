@@ -1,0 +1,91 @@
+package rollout
+
+import (
+	"math"
+	"slices"
+	"testing"
+
+	"github.com/agentrl/agentrl/envs"
+)
+
+func TestPassHatK(t *testing.T) {
+	cases := []struct {
+		tasks []Trials
+		k     int
+		want  float64
+	}{
+		{[]Trials{{4, 4}}, 4, 1},
+		{[]Trials{{2, 4}}, 1, 0.5},
+		{[]Trials{{2, 4}}, 2, 1.0 / 6}, // C(2,2)/C(4,2)
+		{[]Trials{{3, 4}}, 2, 0.5},     // C(3,2)/C(4,2) = 3/6
+		{[]Trials{{1, 4}}, 2, 0},       // c < k
+		{[]Trials{{0, 8}, {8, 8}}, 3, 0.5},
+		{[]Trials{{5, 8}, {2, 3}}, 2, (10.0/28 + 1.0/3) / 2},
+		{[]Trials{{60, 100}}, 1, 0.6},
+	}
+	for _, c := range cases {
+		got, err := PassHatK(c.tasks, c.k)
+		if err != nil || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("PassHatK(%v, %d) = %v, %v; want %v", c.tasks, c.k, got, err, c.want)
+		}
+	}
+	// pass^k never rises with k.
+	tasks := []Trials{{7, 10}, {3, 10}, {10, 10}}
+	prev := 2.0
+	for k := 1; k <= 10; k++ {
+		p, err := PassHatK(tasks, k)
+		if err != nil || p > prev {
+			t.Fatalf("k=%d: %v, %v after %v", k, p, err, prev)
+		}
+		prev = p
+	}
+	for _, bad := range []struct {
+		tasks []Trials
+		k     int
+	}{
+		{nil, 1}, {[]Trials{{1, 2}}, 0}, {[]Trials{{1, 2}}, 3}, {[]Trials{{3, 2}}, 1}, {[]Trials{{-1, 2}}, 1},
+	} {
+		if _, err := PassHatK(bad.tasks, bad.k); err == nil {
+			t.Errorf("PassHatK(%v, %d): no error", bad.tasks, bad.k)
+		}
+	}
+}
+
+func TestPassHatKsGroupsEpisodesByTask(t *testing.T) {
+	ep := func(split string, seed int64, success bool, err string) Trajectory {
+		return Trajectory{Split: envs.Split(split), Seed: seed, Success: success, Error: err}
+	}
+	ts := []Trajectory{
+		ep("test", 1, true, ""), ep("test", 1, true, ""), ep("test", 1, false, ""),
+		ep("test", 2, false, ""), ep("test", 2, true, ""), ep("test", 2, false, ""),
+		// The same seed on another split is another task.
+		ep("unseen", 1, true, ""), ep("unseen", 1, true, ""), ep("unseen", 1, true, ""),
+		// An episode that failed with an error is no attempt.
+		ep("test", 2, true, "server down"),
+	}
+	want := []Trials{{2, 3}, {1, 3}, {3, 3}}
+	if got := TaskTrials(ts); !slices.Equal(got, want) {
+		t.Fatalf("TaskTrials = %v, want %v", got, want)
+	}
+	got, err := PassHatKs(ts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// k = 1: (2/3 + 1/3 + 1)/3; k = 2: (1/3 + 0 + 1)/3; k = 3: (0 + 0 + 1)/3.
+	wantK := []float64{2.0 / 3, 4.0 / 9, 1.0 / 3}
+	if len(got) != len(wantK) {
+		t.Fatalf("PassHatKs = %v, want %v", got, wantK)
+	}
+	for k := range wantK {
+		if math.Abs(got[k]-wantK[k]) > 1e-12 {
+			t.Fatalf("PassHatKs = %v, want %v", got, wantK)
+		}
+	}
+	// A task with fewer attempts bounds k.
+	if got, err := PassHatKs(append(ts, ep("test", 9, true, ""))); err != nil || len(got) != 1 || math.Abs(got[0]-3.0/4) > 1e-12 {
+		t.Fatalf("with a one-attempt task: %v, %v", got, err)
+	}
+	if _, err := PassHatKs([]Trajectory{ep("test", 1, true, "failed")}); err == nil {
+		t.Fatal("no error when every episode failed")
+	}
+}
