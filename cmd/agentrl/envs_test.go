@@ -34,6 +34,21 @@ func runApp(t *testing.T, app *cli.App, args ...string) (string, error) {
 	return out.String(), err
 }
 
+// readTrajectories reads the trajectory file at path.
+func readTrajectories(t *testing.T, path string) []rollout.Trajectory {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	trajs, err := rollout.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return trajs
+}
+
 // someEnv is a built-in environment with an expert, for tests that need
 // one.
 func someEnv(t *testing.T) string {
@@ -136,15 +151,7 @@ func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
 	if res.Env != name || res.Split != "test" || res.Policy != "expert" || res.Seed0 != 10 || res.MaxSteps != 30 || res.Summary.Episodes != 6 || res.Summary.Errors != 0 {
 		t.Fatalf("results %+v", res)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	trajs, err := rollout.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trajs := readTrajectories(t, path)
 	if len(trajs) != 6 {
 		t.Fatalf("%d trajectories written", len(trajs))
 	}
@@ -192,15 +199,7 @@ func TestEvalTrialsReportPassHatK(t *testing.T) {
 			t.Errorf("pass^k rises with k: %v", res.PassHatK)
 		}
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	trajs, err := rollout.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
+	trajs := readTrajectories(t, path)
 	samples := map[int64][]int{}
 	for _, tr := range trajs {
 		samples[tr.Seed] = append(samples[tr.Seed], tr.Sample)
