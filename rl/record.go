@@ -47,6 +47,51 @@ func (s *Sweep) recordRun(dir string) error {
 	return atomicfile.WriteFile(filepath.Join(to, actorDigestFile), []byte(digest+"\n"))
 }
 
+// recordedStartKept says why the record keeps its own run of an SFT cell
+// rather than the one in dir, trained again (as the start of a later
+// run) into another actor adapter than the recorded one ("" when it does
+// not): the recorded runs of the cell's other methods started from the
+// recorded adapter, and a record whose SFT run is another would compare
+// them with a start they did not have. Another CPU or thread count makes
+// another adapter from the same settings and seed, and on a real model
+// scores differently (docs/runs.md, Sweeps).
+func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error) {
+	if !r.InitFromSFT || c.algorithm != "sft" || !hasActor(dir) {
+		return "", nil
+	}
+	recorded, err := os.ReadFile(filepath.Join(r.Record, c.name(), actorDigestFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("record %s: %w", c.name(), err)
+	}
+	made, err := actorDigest(dir)
+	if err != nil {
+		return "", fmt.Errorf("record %s: %w", c.name(), err)
+	}
+	if made == strings.TrimSpace(string(recorded)) {
+		return "", nil
+	}
+	// Every recorded run of the seed counts, of methods since dropped from
+	// the grid too; one the report cannot read does not.
+	runs, _, err := report.ReadRuns(r.Record)
+	if err != nil {
+		return "", fmt.Errorf("record %s: %w", c.name(), err)
+	}
+	var started []string
+	for _, run := range runs {
+		if run.Algorithm != "sft" && run.Env == c.env && run.Seed == c.seed && run.Finished() {
+			started = append(started, filepath.Base(run.Dir))
+		}
+	}
+	if len(started) == 0 {
+		return "", nil
+	}
+	return fmt.Sprintf("it made another actor adapter than the recorded run (sha256 %.12s, recorded %.12s), the start of the recorded %s; the record keeps that run, and this one's evaluations are in %s",
+		made, recorded, strings.Join(started, ", "), dir), nil
+}
+
 // actorDigest is the hex SHA-256 of the actor adapter of the run in dir.
 func actorDigest(dir string) (string, error) {
 	f, err := os.Open(filepath.Join(dir, "adapters", ActorAdapter+".gguf"))

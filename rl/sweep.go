@@ -406,8 +406,16 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 			sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
 	}
 	if r.Record != "" && !stale {
-		if err := r.recordRun(dir); err != nil {
+		kept, err := r.recordedStartKept(cell, dir)
+		switch {
+		case err != nil:
 			return err
+		case kept != "":
+			r.logf("sweep: %s not recorded: %s", cell.name(), kept)
+		default:
+			if err := r.recordRun(dir); err != nil {
+				return err
+			}
 		}
 	}
 	return r.writeReport()

@@ -231,8 +231,9 @@ eval: {splits: [test], episodes: 2}
 	}
 
 	// Where the adapter trained again is not the recorded one (here the
-	// record's digest is altered), the run is evaluated again, and the
-	// record gets the new digest.
+	// record's digest is altered), the run is evaluated again; the record
+	// keeps its own SFT run, the start of its recorded GRPO runs, and
+	// records the run started from the new one.
 	digestPath := filepath.Join(s.Record, "guess-sft-seed1", actorDigestFile)
 	digest, err := os.ReadFile(digestPath)
 	if err != nil {
@@ -259,9 +260,32 @@ eval: {splits: [test], episodes: 2}
 		}
 		return log.String()
 	}
+	altered, err := os.ReadFile(digestPath)
+	if err != nil {
+		t.Fatal(err)
+	}
 	got := onNewMachine(strings.Replace(sweepText, "algorithms: [sft, grpo]", "algorithms: [sft, grpo, grpo-c]\nvariants: {grpo-c: {algorithm: grpo, set: [grpo.lr=0.002]}}", 1))
-	if !strings.Contains(got, "guess-sft-seed1 evaluated again: it made another actor adapter than the recorded run") || !strings.Contains(got, "guess-sft-seed1 on test") {
-		t.Fatalf("want the SFT run evaluated again:\n%s", got)
+	for _, want := range []string{"guess-sft-seed1 evaluated again: it made another actor adapter than the recorded run", "guess-sft-seed1 on test",
+		"guess-sft-seed1 not recorded: it made another actor adapter than the recorded run (sha256 " + string(digest[:12]) + ", recorded 000000000000), the start of the recorded guess-grpo-b-seed1, guess-grpo-seed1;"} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("want %q in the log:\n%s", want, got)
+		}
+	}
+	if now, err := os.ReadFile(digestPath); err != nil || string(now) != string(altered) {
+		t.Fatalf("the record's digest is %q, want the recorded %q kept (%v)", now, altered, err)
+	}
+	if _, err := os.Stat(filepath.Join(s.Record, "guess-grpo-c-seed1", "eval", "test.json")); err != nil {
+		t.Fatalf("the run started from the new SFT adapter is not recorded: %v", err)
+	}
+	// A record that holds no run started from its SFT run takes the new one.
+	for _, run := range []string{"guess-grpo-seed1", "guess-grpo-b-seed1", "guess-grpo-c-seed1"} {
+		if err := os.RemoveAll(filepath.Join(s.Record, run)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got = onNewMachine(sweepText)
+	if strings.Contains(got, "not recorded") || !strings.Contains(got, "guess-sft-seed1 on test") {
+		t.Fatalf("want the SFT run evaluated again and recorded:\n%s", got)
 	}
 	if now, err := os.ReadFile(digestPath); err != nil || string(now) != string(digest) {
 		t.Fatalf("the record's digest is %q, want the adapter's %q (%v)", now, digest, err)
