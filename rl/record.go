@@ -28,23 +28,48 @@ var recordedFiles = []string{"config.yaml", "metrics.jsonl", "eval/*.json", "nla
 // byte, keeps the recorded evaluations (keepRecordedEvaluations).
 const actorDigestFile = "actor.sha256"
 
+// startDigestFile, in a recorded run that started from an adapter
+// (init_adapter: with init_from_sft, its seed's SFT adapter), holds that
+// adapter's SHA-256, so that the record tells which SFT run it started
+// from (recordedStartKept).
+const startDigestFile = "start.sha256"
+
 // recordRun replaces the record's copy of the run in dir with its
-// recorded files, and the digest of its actor adapter where the run has
-// one (a run restored from the record has none: its recorded digest
-// stays).
+// recorded files, and the digests of its actor adapter and of the adapter
+// it started from where the run has them (a run restored from the record
+// has none: its recorded digests stay).
 func (s *Sweep) recordRun(dir string) error {
-	to := filepath.Join(s.Record, filepath.Base(dir))
+	name := filepath.Base(dir)
+	to := filepath.Join(s.Record, name)
 	if err := copyRecordedFiles(dir, to); err != nil {
-		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
+		return fmt.Errorf("record %s: %w", name, err)
 	}
 	if !hasActor(dir) {
 		return nil
 	}
-	digest, err := actorDigest(dir)
+	digest, err := fileDigest(actorPath(dir))
 	if err != nil {
-		return fmt.Errorf("record %s: %w", filepath.Base(dir), err)
+		return fmt.Errorf("record %s: %w", name, err)
 	}
-	return atomicfile.WriteFile(filepath.Join(to, actorDigestFile), []byte(digest+"\n"))
+	if err := atomicfile.WriteFile(filepath.Join(to, actorDigestFile), []byte(digest+"\n")); err != nil {
+		return fmt.Errorf("record %s: %w", name, err)
+	}
+	cfg, err := LoadConfig(filepath.Join(dir, "config.yaml"), nil)
+	if err != nil {
+		return fmt.Errorf("record %s: %w", name, err)
+	}
+	startPath := filepath.Join(to, startDigestFile)
+	if cfg.InitAdapter == "" {
+		if err := os.Remove(startPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return fmt.Errorf("record %s: %w", name, err)
+		}
+		return nil
+	}
+	start, err := fileDigest(cfg.InitAdapter)
+	if err != nil {
+		return fmt.Errorf("record %s: the adapter it started from: %w", name, err)
+	}
+	return atomicfile.WriteFile(startPath, []byte(start+"\n"))
 }
 
 // recordedStartKept says why the record keeps its own run of an SFT cell
@@ -66,7 +91,7 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("record %s: %w", c.name(), err)
 	}
-	made, err := actorDigest(dir)
+	made, err := fileDigest(actorPath(dir))
 	if err != nil {
 		return "", fmt.Errorf("record %s: %w", c.name(), err)
 	}
@@ -74,16 +99,26 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 		return "", nil
 	}
 	// Every recorded run of the seed counts, of methods since dropped from
-	// the grid too; one the report cannot read does not.
+	// the grid too, but one the report cannot read and one recorded with
+	// another start than the recorded SFT run (a run recorded before
+	// starts were is taken to have started from it).
 	runs, _, err := report.ReadRuns(r.Record)
 	if err != nil {
 		return "", fmt.Errorf("record %s: %w", c.name(), err)
 	}
 	var started []string
 	for _, run := range runs {
-		if run.Algorithm != "sft" && run.Env == c.env && run.Seed == c.seed && run.Finished() {
-			started = append(started, filepath.Base(run.Dir))
+		if run.Algorithm == "sft" || run.Env != c.env || run.Seed != c.seed || !run.Finished() {
+			continue
 		}
+		start, err := os.ReadFile(filepath.Join(run.Dir, startDigestFile))
+		if err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return "", fmt.Errorf("record %s: %w", filepath.Base(run.Dir), err)
+		}
+		if err == nil && strings.TrimSpace(string(start)) != strings.TrimSpace(string(recorded)) {
+			continue
+		}
+		started = append(started, filepath.Base(run.Dir))
 	}
 	if len(started) == 0 {
 		return "", nil
@@ -92,9 +127,12 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 		made, recorded, strings.Join(started, ", "), dir), nil
 }
 
-// actorDigest is the hex SHA-256 of the actor adapter of the run in dir.
-func actorDigest(dir string) (string, error) {
-	f, err := os.Open(filepath.Join(dir, "adapters", ActorAdapter+".gguf"))
+// actorPath is the actor adapter of the run in dir.
+func actorPath(dir string) string { return filepath.Join(dir, "adapters", ActorAdapter+".gguf") }
+
+// fileDigest is the hex SHA-256 of the file at path.
+func fileDigest(path string) (string, error) {
+	f, err := os.Open(path)
 	if err != nil {
 		return "", err
 	}
@@ -131,7 +169,7 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 		again("%v", err)
 		return
 	}
-	got, err := actorDigest(dir)
+	got, err := fileDigest(actorPath(dir))
 	if err != nil {
 		again("%v", err)
 		return

@@ -231,16 +231,19 @@ eval: {splits: [test], episodes: 2}
 	}
 
 	// Where the adapter trained again is not the recorded one (here the
-	// record's digest is altered), the run is evaluated again; the record
-	// keeps its own SFT run, the start of its recorded GRPO runs, and
-	// records the run started from the new one.
+	// record's digests are altered, as if another machine had made its SFT
+	// adapter and the GRPO runs had started from it), the run is evaluated
+	// again; the record keeps its own SFT run, the start of its recorded
+	// GRPO runs, and records the run started from the new one.
 	digestPath := filepath.Join(s.Record, "guess-sft-seed1", actorDigestFile)
 	digest, err := os.ReadFile(digestPath)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := os.WriteFile(digestPath, []byte(strings.Repeat("0", 64)+"\n"), 0o644); err != nil {
-		t.Fatal(err)
+	for _, path := range []string{digestPath, filepath.Join(s.Record, "guess-grpo-seed1", startDigestFile), filepath.Join(s.Record, "guess-grpo-b-seed1", startDigestFile)} {
+		if err := os.WriteFile(path, []byte(strings.Repeat("0", 64)+"\n"), 0o644); err != nil {
+			t.Fatal(err)
+		}
 	}
 	// onNewMachine runs the sweep of text where the run directories are
 	// lost, the record kept, and returns its log.
@@ -277,8 +280,12 @@ eval: {splits: [test], episodes: 2}
 	if _, err := os.Stat(filepath.Join(s.Record, "guess-grpo-c-seed1", "eval", "test.json")); err != nil {
 		t.Fatalf("the run started from the new SFT adapter is not recorded: %v", err)
 	}
-	// A record that holds no run started from its SFT run takes the new one.
-	for _, run := range []string{"guess-grpo-seed1", "guess-grpo-b-seed1", "guess-grpo-c-seed1"} {
+	if start, err := os.ReadFile(filepath.Join(s.Record, "guess-grpo-c-seed1", startDigestFile)); err != nil || string(start) != string(digest) {
+		t.Fatalf("the recorded start of the run trained from the new SFT adapter is %q, want %q (%v)", start, digest, err)
+	}
+	// A record that holds no run started from its SFT run (here only one
+	// that started from the new adapter) takes the new one.
+	for _, run := range []string{"guess-grpo-seed1", "guess-grpo-b-seed1"} {
 		if err := os.RemoveAll(filepath.Join(s.Record, run)); err != nil {
 			t.Fatal(err)
 		}
