@@ -65,7 +65,12 @@ func (s *Sweep) recordRun(dir string) error {
 		}
 		return nil
 	}
+	// A start since removed (its SFT run restored from the record, without
+	// adapters) leaves the recorded digest as it is.
 	start, err := fileDigest(cfg.InitAdapter)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
 	if err != nil {
 		return fmt.Errorf("record %s: the adapter it started from: %w", name, err)
 	}

@@ -173,6 +173,24 @@ eval: {splits: [test], episodes: 2}
 		t.Fatal("the record keeps adapters")
 	}
 
+	// The SFT run's directory lost, but not GRPO's: SFT is restored, and
+	// GRPO, recorded again, keeps the digest of the start it had.
+	startPath := filepath.Join(s.Record, "guess-grpo-seed1", startDigestFile)
+	start, err := os.ReadFile(startPath)
+	if err != nil {
+		t.Fatalf("the GRPO run's start is not recorded: %v", err)
+	}
+	if err := os.RemoveAll(filepath.Join(s.Out, "guess-sft-seed1")); err != nil {
+		t.Fatal(err)
+	}
+	log.Reset()
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	if now, err := os.ReadFile(startPath); err != nil || string(now) != string(start) {
+		t.Fatalf("the GRPO run's recorded start is %q, want %q kept (%v)", now, start, err)
+	}
+
 	// A new machine: the record restores both runs.
 	if err := os.RemoveAll(s.Out); err != nil {
 		t.Fatal(err)
