@@ -89,7 +89,7 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 	if !r.InitFromSFT || c.algorithm != "sft" || !hasActor(dir) {
 		return "", nil
 	}
-	recorded, err := os.ReadFile(filepath.Join(r.Record, c.name(), actorDigestFile))
+	recorded, err := readDigest(filepath.Join(r.Record, c.name(), actorDigestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return "", nil
 	}
@@ -100,7 +100,7 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("record %s: %w", c.name(), err)
 	}
-	if made == strings.TrimSpace(string(recorded)) {
+	if made == recorded {
 		return "", nil
 	}
 	// Every recorded run of the seed counts, of methods since dropped from
@@ -116,11 +116,11 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 		if run.Algorithm == "sft" || run.Env != c.env || run.Seed != c.seed || !run.Finished() {
 			continue
 		}
-		start, err := os.ReadFile(filepath.Join(run.Dir, startDigestFile))
+		start, err := readDigest(filepath.Join(run.Dir, startDigestFile))
 		if err != nil && !errors.Is(err, fs.ErrNotExist) {
 			return "", fmt.Errorf("record %s: %w", filepath.Base(run.Dir), err)
 		}
-		if err == nil && strings.TrimSpace(string(start)) != strings.TrimSpace(string(recorded)) {
+		if err == nil && start != recorded {
 			continue
 		}
 		started = append(started, filepath.Base(run.Dir))
@@ -134,6 +134,13 @@ func (r *sweepRunner) recordedStartKept(c sweepCell, dir string) (string, error)
 
 // actorPath is the actor adapter of the run in dir.
 func actorPath(dir string) string { return filepath.Join(dir, "adapters", ActorAdapter+".gguf") }
+
+// readDigest reads a digest the record keeps (actorDigestFile,
+// startDigestFile), without its line end.
+func readDigest(path string) (string, error) {
+	data, err := os.ReadFile(path)
+	return strings.TrimSpace(string(data)), err
+}
 
 // fileDigest is the hex SHA-256 of the file at path.
 func fileDigest(path string) (string, error) {
@@ -163,7 +170,7 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 		return
 	}
 	recorded := filepath.Join(s.Record, c.name())
-	want, err := os.ReadFile(filepath.Join(recorded, actorDigestFile))
+	want, err := readDigest(filepath.Join(recorded, actorDigestFile))
 	if errors.Is(err, fs.ErrNotExist) {
 		return
 	}
@@ -179,7 +186,7 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 		again("%v", err)
 		return
 	}
-	if got != strings.TrimSpace(string(want)) {
+	if got != want {
 		again("it made another actor adapter than the recorded run (sha256 %.12s, recorded %.12s)", got, want)
 		return
 	}
