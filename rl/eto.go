@@ -15,6 +15,7 @@ import (
 // the expert's, the pair (expert chosen, agent rejected) is kept, the
 // agent's trajectory cut to the expert's length plus ETO.ExtraTurns
 // turns; where the agent does better the roles swap; ties are dropped.
+// A trajectory longer than the context is cut to the turns that fit.
 // The expert's trajectory is its conversation rendered with the chat
 // template, the agent's the tokens it sampled (rendered like the expert's
 // where they do not make one sequence). The actor is trained on the pairs
@@ -51,7 +52,7 @@ func trainETO(ctx context.Context, r *Run) error {
 		// its conversation rendered likewise: trajectorySequence).
 		var seqs []train.Sequence
 		var pairs []train.Pair
-		rendered, long, swapped := 0, 0, 0
+		rendered, cut, long, swapped := 0, 0, 0, 0
 		for i := range agent {
 			a, e := &agent[i], bySeed[agent[i].Seed]
 			if e == nil || a.Return == e.Return {
@@ -66,17 +67,35 @@ func trainETO(ctx context.Context, r *Run) error {
 			} else {
 				agentCut.Steps = a.Steps[:min(len(a.Steps), len(e.Steps)+c.ExtraTurns)]
 			}
-			agentSeq, wasRendered, err := r.trajectorySequence(&agentCut)
+			// A side that outgrows the context loses its last turns (as
+			// DPO trainers cut sequences at their maximum length): on
+			// ALFWorld at a 2,048-token context, dropping such pairs
+			// instead left 1 of 15.
+			var wasRendered bool
+			agentSeq, agentTurns, err := fitTurns(agentCut, r.Config.Rollout.Context, func(t *rollout.Trajectory) (train.Sequence, error) {
+				s, rendered, err := r.trajectorySequence(t)
+				wasRendered = rendered
+				return s, err
+			})
 			if err != nil {
 				return err
 			}
-			expertSeq, err := train.ChatSequence(r.model, rollout.NewDemonstration(&expertCut).Messages)
+			expertSeq, expertTurns, err := fitTurns(expertCut, r.Config.Rollout.Context, func(t *rollout.Trajectory) (train.Sequence, error) {
+				s, err := train.ChatSequence(r.model, rollout.NewDemonstration(t).Messages)
+				if err != nil {
+					return s, fmt.Errorf("expert trajectory %d: %w", e.Seed, err)
+				}
+				return s, nil
+			})
 			if err != nil {
-				return fmt.Errorf("expert trajectory %d: %w", e.Seed, err)
+				return err
 			}
-			if len(expertSeq.Tokens) > r.Config.Rollout.Context || len(agentSeq.Tokens) > r.Config.Rollout.Context {
+			if agentTurns == 0 || expertTurns == 0 {
 				long++
 				continue
+			}
+			if agentTurns < len(agentCut.Steps) || expertTurns < len(expertCut.Steps) {
+				cut++
 			}
 			if wasRendered {
 				rendered++
@@ -92,6 +111,7 @@ func trainETO(ctx context.Context, r *Run) error {
 		m := r.Metrics()
 		m.Metrics["pairs"] = float64(len(pairs))
 		m.Metrics["rendered_pairs"] = float64(rendered)
+		m.Metrics["cut_pairs"] = float64(cut)
 		m.Metrics["long_pairs"] = float64(long)
 		m.Metrics["agent_chosen"] = float64(swapped)
 		if len(pairs) == 0 {
@@ -136,8 +156,8 @@ func trainETO(ctx context.Context, r *Run) error {
 // history cut to fit the context, an action whose text renders as other
 // tokens: see EpisodeSequences) the conversation it played rendered with
 // the chat template, raw actions and all, as the expert's is; rendered
-// says which. A rendered episode may be longer than the context; the
-// caller checks.
+// says which. A rendered episode may be longer than the context: see
+// fitTurns.
 func (r *Run) trajectorySequence(t *rollout.Trajectory) (s train.Sequence, rendered bool, err error) {
 	seqs, err := EpisodeSequences(t)
 	if err != nil {
@@ -151,4 +171,23 @@ func (r *Run) trajectorySequence(t *rollout.Trajectory) (s train.Sequence, rende
 		return train.Sequence{}, true, fmt.Errorf("agent trajectory %d: %w", t.Seed, err)
 	}
 	return s, true, nil
+}
+
+// fitTurns cuts t to its longest prefix of whole turns whose sequence,
+// made by seq, has at most limit tokens, and returns that sequence and
+// the number of turns kept: 0 (and no sequence) where not even the first
+// turn fits.
+func fitTurns(t rollout.Trajectory, limit int, seq func(*rollout.Trajectory) (train.Sequence, error)) (train.Sequence, int, error) {
+	steps := t.Steps
+	for turns := len(steps); turns > 0; turns-- {
+		t.Steps = steps[:turns]
+		s, err := seq(&t)
+		if err != nil {
+			return train.Sequence{}, 0, err
+		}
+		if len(s.Tokens) <= limit {
+			return s, turns, nil
+		}
+	}
+	return train.Sequence{}, 0, nil
 }
