@@ -1,8 +1,10 @@
 package nlac
 
 import (
+	"cmp"
 	"context"
 	"fmt"
+	"math"
 	"slices"
 	"strings"
 	"time"
@@ -43,8 +45,9 @@ type Round struct {
 	// against "suboptimal" after the critique's reasoning (scoreVerdicts).
 	POptimal float64
 	// Asked marks a judgement the evaluator gave only when asked for it
-	// (scoreVerdicts).
-	Asked bool
+	// (scoreVerdicts); Ranked one made by rank (nlac.refine_share), and
+	// Overruled one that differs from the verdict the critique wrote.
+	Asked, Ranked, Overruled bool
 	// PSuccess is the successor model's probability that the action's
 	// future opens with a successful outcome (foresee), where Foreseen:
 	// in the first round, with a successor model and outcome-first
@@ -74,7 +77,10 @@ type Counts struct {
 	// Asked are the judgements given to critiques that stated none (the
 	// likelier verdict after them, nlac.ask_judgement), AskedOptimal those
 	// of them optimal; Unparsed counts critiques left without one.
-	Asked, AskedOptimal                                 int
+	Asked, AskedOptimal int
+	// Overruled are the verdicts made by rank (nlac.refine_share) that
+	// differ from the ones the critiques wrote or were given when asked.
+	Overruled                                           int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	// UnchangedRefinements repeated the action they refined;
 	// CheckErrors could not be checked, the environment failing in the
@@ -273,6 +279,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			return err
 		}
 	}
+	var bar float64 // the highest p(optimal) condemned by rank in the first round
 	for round := 0; round < rounds && len(open) > 0; round++ {
 		var futures [][]string
 		var err error
@@ -284,6 +291,10 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		critiques, err := m.critiques(ctx, recs, open, current, futures, roundSeed(seed(seedCritique), round))
 		if err != nil {
 			return err
+		}
+		var overruled []bool
+		if m.cfg.RefineShare > 0 {
+			overruled = rankVerdicts(critiques, m.cfg.RefineShare, round, &bar)
 		}
 		var refine []int
 		for k, i := range open {
@@ -297,6 +308,12 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			}
 			j := counts.judge(critiques[k])
 			rd := Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, POptimal: critiques[k].pOptimal, Asked: critiques[k].asked}
+			if overruled != nil {
+				rd.Ranked, rd.Overruled = true, overruled[k]
+				if rd.Overruled {
+					counts.Overruled++
+				}
+			}
 			if round == 0 {
 				succeeded := recs[i].T.Episode.Trajectory.Success
 				counts.ByOutcome.add(j, critiques[k].pOptimal, succeeded)
@@ -380,6 +397,49 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		}
 	}
 	return nil
+}
+
+// rankVerdicts gives each fitting critique the verdict its rank makes
+// (nlac.refine_share), as the last "Judgement: ..." line of its text: in
+// the first round the ceil(share x n) critiques with the lowest
+// p(optimal), the earlier first on a tie, are suboptimal and the rest
+// optimal, and bar is set to the highest p(optimal) condemned; in a
+// later round a critique is optimal only above bar. It says for each
+// critique whether its verdict differs from the one the critique had.
+func rankVerdicts(cs []critique, share float64, round int, bar *float64) (overruled []bool) {
+	var fit []int
+	for k, c := range cs {
+		if c.fits {
+			fit = append(fit, k)
+		}
+	}
+	overruled = make([]bool, len(cs))
+	if len(fit) == 0 {
+		return overruled
+	}
+	condemned := make([]bool, len(cs))
+	if round == 0 {
+		order := slices.Clone(fit)
+		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cs[a].pOptimal, cs[b].pOptimal) })
+		n := int(math.Ceil(share * float64(len(order))))
+		for _, k := range order[:n] {
+			condemned[k] = true
+		}
+		*bar = cs[order[n-1]].pOptimal
+	} else {
+		for _, k := range fit {
+			condemned[k] = cs[k].pOptimal <= *bar
+		}
+	}
+	for _, k := range fit {
+		want, text := Optimal, verdictTexts(cs[k].text)[0]
+		if condemned[k] {
+			want, text = Suboptimal, verdictTexts(cs[k].text)[1]
+		}
+		overruled[k] = ParseJudgement(cs[k].text) != want
+		cs[k].text = text
+	}
+	return overruled
 }
 
 // sameAction tells whether two actions, as actionText writes them, are

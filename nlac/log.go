@@ -17,6 +17,9 @@ func writeLog(path string, it int, method string, recs []Record, c Counts) error
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}
+		if c.Overruled > 0 {
+			fmt.Fprintf(w, "; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
+		}
 		fmt.Fprint(w, ".\n")
 		for i := range recs {
 			WriteRecord(w, &recs[i])
@@ -77,7 +80,14 @@ func WriteRecord(w io.Writer, r *Record) {
 		for f, fu := range rd.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
 		}
-		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", judgementNote(rd.Judgement, rd.POptimal, rd.Asked), block(rd.Critique))
+		note := judgementNote(rd.Judgement, rd.POptimal, rd.Asked)
+		switch {
+		case rd.Overruled:
+			note += ", by rank, overruling the critique's"
+		case rd.Ranked:
+			note += ", by rank, as the critique's"
+		}
+		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", note, block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
 			valid := "invalid"
 			if rd.Valid {

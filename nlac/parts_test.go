@@ -1385,3 +1385,68 @@ func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 		}
 	}
 }
+
+// TestRankedVerdicts: with nlac.refine_share the verdicts follow the
+// evaluator's probabilities of "optimal", whatever the critiques wrote.
+func TestRankedVerdicts(t *testing.T) {
+	// The first round: of the four critiques that fit, the ceil(0.4 x 4)
+	// = 2 rated lowest are condemned, the earlier of a tie first; the
+	// critique that does not fit is left as it is.
+	cs := []critique{
+		{text: "Good.\nJudgement: optimal", pOptimal: 0.9, fits: true},
+		{text: "Judgement: optimal", pOptimal: 0.3, fits: true},
+		{text: "Too long.", pOptimal: 0, fits: false},
+		{text: "Bad.\nJudgement: suboptimal", pOptimal: 0.3, fits: true},
+		{text: "Poor.\nJudgement: suboptimal", pOptimal: 0.2, fits: true},
+	}
+	var bar float64
+	overruled := rankVerdicts(cs, 0.4, 0, &bar)
+	wantText := []string{"Good.\nJudgement: optimal", "Judgement: suboptimal", "Too long.", "Bad.\nJudgement: optimal", "Poor.\nJudgement: suboptimal"}
+	for k, c := range cs {
+		if c.text != wantText[k] {
+			t.Errorf("first round, critique %d: %q, want %q", k, c.text, wantText[k])
+		}
+	}
+	if want := []bool{false, true, false, true, false}; !slices.Equal(overruled, want) {
+		t.Errorf("first round: overruled %v, want %v", overruled, want)
+	}
+	if bar != 0.3 {
+		t.Errorf("bar %v, want 0.3, the highest p(optimal) condemned", bar)
+	}
+	// A later round: a refinement stands only when rated above the bar.
+	later := []critique{
+		{text: "Judgement: optimal", pOptimal: 0.3, fits: true},
+		{text: "Judgement: suboptimal", pOptimal: 0.31, fits: true},
+	}
+	overruled = rankVerdicts(later, 0.4, 1, &bar)
+	if later[0].text != "Judgement: suboptimal" || later[1].text != "Judgement: optimal" || !slices.Equal(overruled, []bool{true, true}) {
+		t.Errorf("later round: %q, %q, overruled %v", later[0].text, later[1].text, overruled)
+	}
+	// Any share above 0 condemns at least one action.
+	one := []critique{{text: "Judgement: optimal", pOptimal: 0.99, fits: true}}
+	if rankVerdicts(one, 0.01, 0, &bar); one[0].text != "Judgement: suboptimal" {
+		t.Errorf("share 0.01 of one critique: %q, want it condemned", one[0].text)
+	}
+
+	// Through policy improvement: every critique approves, and the two
+	// actions rated lowest are refined all the same.
+	m, prompts, ep := scriptedSetting(t)
+	cfg := rl.DefaultConfig().NLAC
+	cfg.RefineShare = 0.5
+	approving := constantTexts("Fine.\nJudgement: optimal", 4)
+	c := &scripted{calls: [][]string{constantTexts(failedFuture, 4), approving, {"Action: aeiou", "Action: aeiou"}},
+		pOptimal: []float64{0.5, 0.5, 0.5, 0.5, 0.9, 0.2, 0.7, 0.1}}
+	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 4)
+	want := []string{"Action: xyz", "Action: aeiou", "Action: xyz", "Action: aeiou"}
+	for i, r := range recs {
+		if r.Distill != want[i] {
+			t.Errorf("ranked, record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
+		}
+		if rd := r.Rounds[0]; !rd.Ranked || rd.Overruled != (i%2 == 1) {
+			t.Errorf("ranked, record %d: ranked %v, overruled %v", i, rd.Ranked, rd.Overruled)
+		}
+	}
+	if counts.Optimal != 2 || counts.Overruled != 2 || counts.Refinements != 2 {
+		t.Errorf("ranked: counts %+v, want 2 optimal, 2 overruled, 2 refinements", counts)
+	}
+}

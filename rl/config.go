@@ -386,6 +386,17 @@ type NLACConfig struct {
 	// verdict is scored: "Judgement:" continued with "optimal" and with
 	// "suboptimal"); without it, UnparsedJudgement rules such a critique.
 	AskJudgement bool `yaml:"ask_judgement"`
+	// RefineShare, above 0, makes the verdicts by rank rather than as
+	// the critiques wrote them: in an update's first round the share of
+	// critiqued actions the evaluator gives the lowest probability of
+	// "optimal" are suboptimal and the rest optimal; in later rounds a
+	// refinement stands only when rated above the best of those
+	// condemned. Our option, not the paper's: a small evaluator's
+	// probabilities rank the actions (AUC against the expert's up to 0.98
+	// on tau-retail) while its written verdicts approve nearly all of
+	// them, so that the actor distils its own actions
+	// (docs/results/nlac.md). 0: the written verdicts rule.
+	RefineShare float64 `yaml:"refine_share"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
 	InvalidRefinement string `yaml:"invalid_refinement"`
@@ -784,6 +795,8 @@ func (c *Config) Validate() error {
 		check(slices.Contains([]string{"suboptimal", "optimal", "skip"}, n.UnparsedJudgement), "nlac.unparsed_judgement %q: want suboptimal, optimal or skip", n.UnparsedJudgement)
 		check(n.InvalidRefinement == "original" || n.InvalidRefinement == "drop", "nlac.invalid_refinement %q: want original or drop", n.InvalidRefinement)
 		check(n.ExpertShare >= 0, "nlac.expert_share %g must not be negative", n.ExpertShare)
+		check(n.RefineShare >= 0 && n.RefineShare < 1, "nlac.refine_share %g must be in [0, 1)", n.RefineShare)
+		check(n.RefineShare == 0 || n.Method != "nlql", "nlac.refine_share %g: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineShare)
 		w := n.Warmup
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
 		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)
