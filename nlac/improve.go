@@ -45,9 +45,11 @@ type Round struct {
 	// against "suboptimal" after the critique's reasoning (scoreVerdicts).
 	POptimal float64
 	// Asked marks a judgement the evaluator gave only when asked for it
-	// (scoreVerdicts); Ranked one made by rank (nlac.refine_share), and
-	// Overruled one that differs from the verdict the critique wrote.
-	Asked, Ranked, Overruled bool
+	// (scoreVerdicts). Ranked marks a Judgement made by rank
+	// (nlac.refine_share); Written is then the critique's own (or the one
+	// it was given when asked), which the counts keep.
+	Asked, Ranked bool
+	Written       Judgement
 	// PSuccess is the successor model's probability that the action's
 	// future opens with a successful outcome (foresee), where Foreseen:
 	// in the first round, with a successor model and outcome-first
@@ -79,7 +81,8 @@ type Counts struct {
 	// of them optimal; Unparsed counts critiques left without one.
 	Asked, AskedOptimal int
 	// Overruled are the verdicts made by rank (nlac.refine_share) that
-	// differ from the ones the critiques wrote or were given when asked.
+	// differ from the ones the critiques wrote or were given when asked;
+	// the other counts of judgements are of those.
 	Overruled                                           int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	// UnchangedRefinements repeated the action they refined;
@@ -292,9 +295,9 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		if err != nil {
 			return err
 		}
-		var overruled []bool
+		var ranked []Judgement
 		if m.cfg.RefineShare > 0 {
-			overruled = rankVerdicts(critiques, m.cfg.RefineShare, round, &bar)
+			ranked = rankVerdicts(critiques, m.cfg.RefineShare, round, &bar)
 		}
 		var refine []int
 		for k, i := range open {
@@ -308,10 +311,14 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			}
 			j := counts.judge(critiques[k])
 			rd := Round{Action: current[i], Futures: futures[k], Critique: critiques[k].text, Judgement: j, POptimal: critiques[k].pOptimal, Asked: critiques[k].asked}
-			if overruled != nil {
-				rd.Ranked, rd.Overruled = true, overruled[k]
-				if rd.Overruled {
-					counts.Overruled++
+			if ranked != nil {
+				rd.Ranked, rd.Written, rd.Judgement = true, j, ranked[k]
+				if rd.Judgement != j {
+					if j != Unparsed {
+						counts.Overruled++
+					}
+					// The refinement reads the verdict that rules.
+					rd.Critique = verdictTexts(rd.Critique)[verdictIndex(rd.Judgement)]
 				}
 			}
 			if round == 0 {
@@ -325,7 +332,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				}
 			}
 			recs[i].Rounds = append(recs[i].Rounds, rd)
-			switch verdict := j; {
+			switch verdict := rd.Judgement; {
 			case verdict == Unparsed && m.cfg.UnparsedJudgement == "skip":
 				recs[i].Why, recs[i].Distill = "critique without a judgement: skipped", ""
 			case verdict == Optimal || (verdict == Unparsed && m.cfg.UnparsedJudgement == "optimal"):
@@ -399,47 +406,54 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 	return nil
 }
 
-// rankVerdicts gives each fitting critique the verdict its rank makes
-// (nlac.refine_share), as the last "Judgement: ..." line of its text: in
-// the first round the ceil(share x n) critiques with the lowest
-// p(optimal), the earlier first on a tie, are suboptimal and the rest
-// optimal, and bar is set to the highest p(optimal) condemned; in a
-// later round a critique is optimal only above bar. It says for each
-// critique whether its verdict differs from the one the critique had.
-func rankVerdicts(cs []critique, share float64, round int, bar *float64) (overruled []bool) {
+// rankVerdicts is the verdict the rank of each fitting critique's
+// p(optimal) makes (nlac.refine_share; Unparsed for one that does not
+// fit). In the first round the ceil(share x n) critiques rated lowest are
+// suboptimal and the rest optimal, and bar becomes the highest
+// p(optimal) condemned. Ties, common where the evaluator's log-odds
+// saturate, condemn first the critiques that do not call their action
+// optimal themselves, then the earlier in the batch (a random draw from
+// the buffer). In a later round a critique is optimal only when rated
+// above bar.
+func rankVerdicts(cs []critique, share float64, round int, bar *float64) []Judgement {
+	verdicts := make([]Judgement, len(cs))
 	var fit []int
 	for k, c := range cs {
 		if c.fits {
 			fit = append(fit, k)
 		}
 	}
-	overruled = make([]bool, len(cs))
 	if len(fit) == 0 {
-		return overruled
+		return verdicts
 	}
-	condemned := make([]bool, len(cs))
-	if round == 0 {
-		order := slices.Clone(fit)
-		slices.SortStableFunc(order, func(a, b int) int { return cmp.Compare(cs[a].pOptimal, cs[b].pOptimal) })
-		n := int(math.Ceil(share * float64(len(order))))
-		for _, k := range order[:n] {
-			condemned[k] = true
-		}
-		*bar = cs[order[n-1]].pOptimal
-	} else {
+	if round > 0 {
 		for _, k := range fit {
-			condemned[k] = cs[k].pOptimal <= *bar
+			verdicts[k] = Suboptimal
+			if cs[k].pOptimal > *bar {
+				verdicts[k] = Optimal
+			}
+		}
+		return verdicts
+	}
+	approves := func(k int) int {
+		if ParseJudgement(cs[k].text) == Optimal {
+			return 1
+		}
+		return 0
+	}
+	order := slices.Clone(fit)
+	slices.SortStableFunc(order, func(a, b int) int {
+		return cmp.Or(cmp.Compare(cs[a].pOptimal, cs[b].pOptimal), cmp.Compare(approves(a), approves(b)))
+	})
+	n := int(math.Ceil(share * float64(len(order))))
+	for r, k := range order {
+		verdicts[k] = Optimal
+		if r < n {
+			verdicts[k] = Suboptimal
 		}
 	}
-	for _, k := range fit {
-		want, text := Optimal, verdictTexts(cs[k].text)[0]
-		if condemned[k] {
-			want, text = Suboptimal, verdictTexts(cs[k].text)[1]
-		}
-		overruled[k] = ParseJudgement(cs[k].text) != want
-		cs[k].text = text
-	}
-	return overruled
+	*bar = cs[order[n-1]].pOptimal
+	return verdicts
 }
 
 // sameAction tells whether two actions, as actionText writes them, are

@@ -63,10 +63,20 @@ const verdictCue = "\nJudgement:"
 var verdictWords = [2]string{" optimal", " suboptimal"}
 
 // verdictTexts are the critique's reasoning followed by the cue and each
-// verdict: the two texts whose probabilities are compared.
+// verdict: the two texts whose probabilities are compared (verdictIndex
+// says which is which).
 func verdictTexts(critique string) [2]string {
 	cue := strings.TrimPrefix(reasoning(critique)+verdictCue, "\n") // no reasoning: the verdict begins the answer
 	return [2]string{cue + verdictWords[0], cue + verdictWords[1]}
+}
+
+// verdictIndex is the place of verdict j, optimal or suboptimal, in
+// verdictWords and verdictTexts.
+func verdictIndex(j Judgement) int {
+	if j == Optimal {
+		return 0
+	}
+	return 1
 }
 
 // unfinishedVerdict is a verdict's label at the end of a critique cut off

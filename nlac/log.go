@@ -17,10 +17,7 @@ func writeLog(path string, it int, method string, recs []Record, c Counts) error
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}
-		if c.Overruled > 0 {
-			fmt.Fprintf(w, "; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
-		}
-		fmt.Fprint(w, ".\n")
+		fmt.Fprintf(w, "%s.\n", c.rankNote())
 		for i := range recs {
 			WriteRecord(w, &recs[i])
 		}
@@ -81,11 +78,11 @@ func WriteRecord(w io.Writer, r *Record) {
 			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
 		}
 		note := judgementNote(rd.Judgement, rd.POptimal, rd.Asked)
-		switch {
-		case rd.Overruled:
-			note += ", by rank, overruling the critique's"
-		case rd.Ranked:
-			note += ", by rank, as the critique's"
+		if rd.Ranked {
+			note = fmt.Sprintf("%s by rank, p(optimal) %.2f; the critique's own: %s", rd.Judgement, rd.POptimal, rd.Written)
+			if rd.Asked {
+				note += ", given when asked"
+			}
 		}
 		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", note, block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
@@ -120,6 +117,15 @@ func block(s string) string {
 
 // quote shows a short text inline.
 func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
+
+// rankNote says how many verdicts by rank overruled the critiques'
+// (nlac.refine_share; "" when none did).
+func (c Counts) rankNote() string {
+	if c.Overruled == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
+}
 
 // judgementNote names a judgement with the evaluator's probability of
 // "optimal", and says when the evaluator gave it only when asked for it.

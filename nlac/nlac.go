@@ -162,8 +162,8 @@ func run(ctx context.Context, r *rl.Run) error {
 		counts.addTo(m)
 		r.State.EnvSteps += l.roles.envSteps
 		l.roles.envSteps = 0
-		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f%s, given when asked %d, unparsed %d, refinements %d (%d invalid), %d actions changed, %d distilled",
-			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.outcomeNote(), counts.Asked, counts.Unparsed,
+		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f%s, given when asked %d, unparsed %d%s, refinements %d (%d invalid), %d actions changed, %d distilled",
+			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.outcomeNote(), counts.Asked, counts.Unparsed, counts.rankNote(),
 			counts.Refinements, counts.InvalidRefinements, counts.Changed, counts.Distilled)
 		if err := l.save(it); err != nil {
 			return err

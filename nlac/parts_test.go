@@ -1387,66 +1387,92 @@ func TestWarmupJudgesByExpertOrOutcome(t *testing.T) {
 }
 
 // TestRankedVerdicts: with nlac.refine_share the verdicts follow the
-// evaluator's probabilities of "optimal", whatever the critiques wrote.
+// evaluator's probabilities of "optimal", whatever the critiques wrote,
+// while the counts keep what they wrote.
 func TestRankedVerdicts(t *testing.T) {
 	// The first round: of the four critiques that fit, the ceil(0.4 x 4)
-	// = 2 rated lowest are condemned, the earlier of a tie first; the
-	// critique that does not fit is left as it is.
+	// = 2 rated lowest are condemned; of the two tied at 0.3 the one that
+	// does not approve its action goes first. The critique that does not
+	// fit gets no verdict.
 	cs := []critique{
 		{text: "Good.\nJudgement: optimal", pOptimal: 0.9, fits: true},
 		{text: "Judgement: optimal", pOptimal: 0.3, fits: true},
 		{text: "Too long.", pOptimal: 0, fits: false},
 		{text: "Bad.\nJudgement: suboptimal", pOptimal: 0.3, fits: true},
-		{text: "Poor.\nJudgement: suboptimal", pOptimal: 0.2, fits: true},
+		{text: "Poor.", pOptimal: 0.2, fits: true},
 	}
 	var bar float64
-	overruled := rankVerdicts(cs, 0.4, 0, &bar)
-	wantText := []string{"Good.\nJudgement: optimal", "Judgement: suboptimal", "Too long.", "Bad.\nJudgement: optimal", "Poor.\nJudgement: suboptimal"}
-	for k, c := range cs {
-		if c.text != wantText[k] {
-			t.Errorf("first round, critique %d: %q, want %q", k, c.text, wantText[k])
-		}
-	}
-	if want := []bool{false, true, false, true, false}; !slices.Equal(overruled, want) {
-		t.Errorf("first round: overruled %v, want %v", overruled, want)
+	got := rankVerdicts(cs, 0.4, 0, &bar)
+	if want := []Judgement{Optimal, Optimal, Unparsed, Suboptimal, Suboptimal}; !slices.Equal(got, want) {
+		t.Errorf("first round: %v, want %v", got, want)
 	}
 	if bar != 0.3 {
 		t.Errorf("bar %v, want 0.3, the highest p(optimal) condemned", bar)
 	}
 	// A later round: a refinement stands only when rated above the bar.
-	later := []critique{
-		{text: "Judgement: optimal", pOptimal: 0.3, fits: true},
-		{text: "Judgement: suboptimal", pOptimal: 0.31, fits: true},
-	}
-	overruled = rankVerdicts(later, 0.4, 1, &bar)
-	if later[0].text != "Judgement: suboptimal" || later[1].text != "Judgement: optimal" || !slices.Equal(overruled, []bool{true, true}) {
-		t.Errorf("later round: %q, %q, overruled %v", later[0].text, later[1].text, overruled)
+	later := []critique{{pOptimal: 0.3, fits: true}, {pOptimal: 0.31, fits: true}}
+	if got := rankVerdicts(later, 0.4, 1, &bar); !slices.Equal(got, []Judgement{Suboptimal, Optimal}) {
+		t.Errorf("later round: %v, want suboptimal at the bar and optimal above it", got)
 	}
 	// Any share above 0 condemns at least one action.
 	one := []critique{{text: "Judgement: optimal", pOptimal: 0.99, fits: true}}
-	if rankVerdicts(one, 0.01, 0, &bar); one[0].text != "Judgement: suboptimal" {
-		t.Errorf("share 0.01 of one critique: %q, want it condemned", one[0].text)
+	if got := rankVerdicts(one, 0.01, 0, &bar); got[0] != Suboptimal {
+		t.Errorf("share 0.01 of one critique: %v, want it condemned", got[0])
 	}
 
-	// Through policy improvement: every critique approves, and the two
-	// actions rated lowest are refined all the same.
+	// Through policy improvement, two rounds: every critique approves,
+	// the two actions rated lowest (records 1 and 3, 0.2 and 0.1) are
+	// refined all the same, and their refinements are critiqued again
+	// against the bar 0.2: record 1's (0.15) is condemned and refined
+	// again, record 3's (0.5) stands.
 	m, prompts, ep := scriptedSetting(t)
 	cfg := rl.DefaultConfig().NLAC
-	cfg.RefineShare = 0.5
+	cfg.RefineShare, cfg.Refinements = 0.5, 2
 	approving := constantTexts("Fine.\nJudgement: optimal", 4)
-	c := &scripted{calls: [][]string{constantTexts(failedFuture, 4), approving, {"Action: aeiou", "Action: aeiou"}},
-		pOptimal: []float64{0.5, 0.5, 0.5, 0.5, 0.9, 0.2, 0.7, 0.1}}
+	c := &scripted{calls: [][]string{
+		constantTexts(failedFuture, 4), approving, {"Action: aeiou", "Action: aeiou"},
+		constantTexts(failedFuture, 2), approving[:2], {"Action: eio"},
+	}, pOptimal: []float64{0.5, 0.5, 0.5, 0.5, 0.9, 0.2, 0.7, 0.1, 0.15, 0.5}}
 	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 4)
-	want := []string{"Action: xyz", "Action: aeiou", "Action: xyz", "Action: aeiou"}
+	want := []string{"Action: xyz", "Action: eio", "Action: xyz", "Action: aeiou"}
 	for i, r := range recs {
 		if r.Distill != want[i] {
 			t.Errorf("ranked, record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
 		}
-		if rd := r.Rounds[0]; !rd.Ranked || rd.Overruled != (i%2 == 1) {
-			t.Errorf("ranked, record %d: ranked %v, overruled %v", i, rd.Ranked, rd.Overruled)
+		rd := r.Rounds[0]
+		condemned := i%2 == 1
+		if !rd.Ranked || rd.Written != Optimal || (rd.Judgement == Suboptimal) != condemned {
+			t.Errorf("ranked, record %d: %+v", i, rd)
+		}
+		// The refinement reads the verdict that rules.
+		if wantCritique := map[bool]string{false: "Fine.\nJudgement: optimal", true: "Fine.\nJudgement: suboptimal"}[condemned]; rd.Critique != wantCritique {
+			t.Errorf("ranked, record %d: critique %q, want %q", i, rd.Critique, wantCritique)
 		}
 	}
-	if counts.Optimal != 2 || counts.Overruled != 2 || counts.Refinements != 2 {
-		t.Errorf("ranked: counts %+v, want 2 optimal, 2 overruled, 2 refinements", counts)
+	// The counts are of the written verdicts: all 6 optimal, 3 of them
+	// overruled.
+	if counts.Judgements != 6 || counts.Optimal != 6 || counts.Overruled != 3 || counts.Refinements != 3 || tally(counts.ByOutcome) != [4]int{0, 0, 4, 4} {
+		t.Errorf("ranked: counts %+v", counts)
+	}
+
+	// A critique without a verdict (none asked for) is ranked like the
+	// others, but not counted as overruled, and unparsed_judgement no
+	// longer rules it.
+	cfg.RefineShare, cfg.Refinements, cfg.AskJudgement, cfg.UnparsedJudgement = 0.25, 1, false, "skip"
+	c = &scripted{calls: [][]string{
+		constantTexts(failedFuture, 4), {"No verdict.", "Judgement: suboptimal", "Judgement: optimal", "Judgement: optimal"}, {"Action: aeiou"},
+	}, pOptimal: []float64{0.5, 0.5, 0.5, 0.5, 0.1, 0.9, 0.8, 0.7}}
+	recs, counts = improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 4)
+	want = []string{"Action: aeiou", "Action: aei", "Action: xyz", "Action: aei"}
+	for i, r := range recs {
+		if r.Distill != want[i] {
+			t.Errorf("unparsed, record %d: distilled %q (%s), want %q", i, r.Distill, r.Why, want[i])
+		}
+	}
+	if r := recs[0].Rounds[0]; r.Written != Unparsed || r.Judgement != Suboptimal || r.Critique != "No verdict.\nJudgement: suboptimal" {
+		t.Errorf("unparsed: %+v", r)
+	}
+	if counts.Unparsed != 1 || counts.Overruled != 1 || counts.Refinements != 1 {
+		t.Errorf("unparsed: counts %+v, want 1 unparsed, 1 overruled, 1 refinement", counts)
 	}
 }

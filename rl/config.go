@@ -392,8 +392,8 @@ type NLACConfig struct {
 	// "optimal" are suboptimal and the rest optimal; in later rounds a
 	// refinement stands only when rated above the best of those
 	// condemned. Our option, not the paper's: a small evaluator's
-	// probabilities rank the actions (AUC against the expert's up to 0.98
-	// on tau-retail) while its written verdicts approve nearly all of
+	// probabilities rank the actions (AUC against the expert's 0.98 and
+	// 1.00 on tau-retail) while its written verdicts approve nearly all of
 	// them, so that the actor distils its own actions
 	// (docs/results/nlac.md). 0: the written verdicts rule.
 	RefineShare float64 `yaml:"refine_share"`
