@@ -82,7 +82,7 @@ type Counts struct {
 	Asked, AskedOptimal int
 	// Overruled are the verdicts made by rank (nlac.refine_share) that
 	// differ from the ones the critiques wrote or were given when asked;
-	// the other counts of judgements are of those.
+	// the other counts of judgements count these written ones.
 	Overruled                                           int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	// UnchangedRefinements repeated the action they refined;
