@@ -435,15 +435,15 @@ func rankVerdicts(cs []critique, share float64, round int, bar *float64) []Judge
 		}
 		return verdicts
 	}
-	approves := func(k int) int {
+	approves := make([]int, len(cs)) // 1 where the critique calls its action optimal
+	for _, k := range fit {
 		if ParseJudgement(cs[k].text) == Optimal {
-			return 1
+			approves[k] = 1
 		}
-		return 0
 	}
 	order := slices.Clone(fit)
 	slices.SortStableFunc(order, func(a, b int) int {
-		return cmp.Or(cmp.Compare(cs[a].pOptimal, cs[b].pOptimal), cmp.Compare(approves(a), approves(b)))
+		return cmp.Or(cmp.Compare(cs[a].pOptimal, cs[b].pOptimal), cmp.Compare(approves[a], approves[b]))
 	})
 	n := int(math.Ceil(share * float64(len(order))))
 	for r, k := range order {

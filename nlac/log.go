@@ -79,10 +79,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		}
 		note := judgementNote(rd.Judgement, rd.POptimal, rd.Asked)
 		if rd.Ranked {
-			note = fmt.Sprintf("%s by rank, p(optimal) %.2f; the critique's own: %s", rd.Judgement, rd.POptimal, rd.Written)
-			if rd.Asked {
-				note += ", given when asked"
-			}
+			note = fmt.Sprintf("%s by rank; the critique's own: %s", rd.Judgement, judgementNote(rd.Written, rd.POptimal, rd.Asked))
 		}
 		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", note, block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
