@@ -723,6 +723,10 @@ func (c *Config) Validate() error {
 	case "sft":
 		sft("sft", c.SFT, true)
 		check(c.SFT.Epochs == 1, "sft.epochs %d: the SFT baseline trains one epoch per iteration; set iterations for more epochs", c.SFT.Epochs)
+		// Refused rather than ignored: the SFT baseline trains a new adapter
+		// from the base model, and a run that silently dropped the file
+		// would be read as fine-tuned from it.
+		check(c.InitAdapter == "", "init_adapter %q: the sft baseline trains a new adapter from the base model; start the other algorithms from an adapter", c.InitAdapter)
 	case "grpo":
 		sft("warm_start", c.WarmStart, false)
 		g := c.GRPO

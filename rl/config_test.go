@@ -82,6 +82,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"unknown stepagent baseline", "env: webshop\nalgorithm: stepagent\nstepagent:\n  reflection: irl\n  baseline: episode\n", nil, `stepagent.baseline "episode": want cycle, state or tree`},
 		{"warm-up branches without a temperature", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=4", "nlac.warmup.branch_temperature=0"}, "nlac.warmup.branch_temperature 0 must be positive"},
 		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
+		{"sft from an adapter", "env: math\nalgorithm: sft\ninit_adapter: runs/a/adapters/actor.gguf\n", nil, `init_adapter "runs/a/adapters/actor.gguf": the sft baseline trains a new adapter`},
 		{"refine share of everything", "env: math\nalgorithm: nlac\n", []string{"nlac.refine_share=1"}, "nlac.refine_share 1 must be in [0, 1)"},
 		{"refine share for NLQL", "env: math\nalgorithm: nlac\n", []string{"nlac.method=nlql", "nlac.refine_share=0.25"}, "nlac.refine_share 0.25: NLQL refines nothing"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
