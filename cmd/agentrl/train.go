@@ -210,7 +210,9 @@ func sweepCommand() *cli.Command {
 		Usage:     "run a grid of training runs (algorithms x envs x seeds), resuming where it stopped, and report",
 		ArgsUsage: "FILE.yaml",
 		Description: "The file names out (the sweep's directory), algorithms, envs, seeds, eval (splits and episodes)\n" +
-			"and config (the base settings of every run). Finished runs are skipped, unfinished ones resumed;\n" +
+			"and config (the base settings of every run); optionally overrides (KEY=VALUE settings per algorithm),\n" +
+			"variants (methods that are an algorithm with other settings) and init_from_sft (every run starts from\n" +
+			"its seed's sft adapter). Finished runs are skipped, unfinished ones resumed;\n" +
 			"after each run OUT/report.md compares what has finished and lists what is missing. With record (a directory\n" +
 			"to commit), each finished run's metrics, evaluations and settings are kept there, and a sweep started\n" +
 			"where out lacks them restores them instead of training them again (docs/runs.md, Sweeps).\n" +
