@@ -164,6 +164,15 @@ func lookupFlag(flags []cli.Flag, name string) cli.Flag {
 }
 
 // builtinEnv looks up a built-in environment.
+// builtinEnvArg is the built-in environment the command's argument names.
+func builtinEnvArg(c *cli.Context) (envSource, error) {
+	name, err := envName(c)
+	if err != nil {
+		return envSource{}, err
+	}
+	return builtinEnv(name)
+}
+
 func builtinEnv(name string) (envSource, error) {
 	f, err := registry.Lookup(name)
 	if err != nil {
@@ -306,11 +315,7 @@ func runEnvsList(c *cli.Context) error {
 }
 
 func runEnvsPlay(c *cli.Context) error {
-	name, err := envName(c)
-	if err != nil {
-		return err
-	}
-	src, err := builtinEnv(name)
+	src, err := builtinEnvArg(c)
 	if err != nil {
 		return err
 	}
@@ -513,11 +518,7 @@ func printSummary(w io.Writer, env string, cfg rollout.Config, policy string, s 
 }
 
 func runEnvsDemos(c *cli.Context) error {
-	name, err := envName(c)
-	if err != nil {
-		return err
-	}
-	src, err := builtinEnv(name)
+	src, err := builtinEnvArg(c)
 	if err != nil {
 		return err
 	}
@@ -577,11 +578,7 @@ func writeDemonstrations(ctx context.Context, path string, src envSource, failed
 }
 
 func runEnvsServe(c *cli.Context) error {
-	name, err := envName(c)
-	if err != nil {
-		return err
-	}
-	src, err := builtinEnv(name)
+	src, err := builtinEnvArg(c)
 	if err != nil {
 		return err
 	}
