@@ -58,8 +58,11 @@ type Round struct {
 	Foreseen bool
 	// Refined is the refinement's text and action ("" when the action was
 	// kept); Valid says whether the environment accepted the action.
+	// Sample is its place among the refinements sampled
+	// (nlac.refine_samples), from 0.
 	RefinedText, Refined string
 	Valid                bool
+	Sample               int
 }
 
 // Candidate is an action NLQL compares, with its futures, critique and
@@ -363,7 +366,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				counts.TooLong++
 				continue
 			}
-			r.RefinedText, r.Refined, r.Valid = refined[k].text, refined[k].action, refined[k].valid
+			r.RefinedText, r.Refined, r.Valid, r.Sample = refined[k].text, refined[k].action, refined[k].valid, refined[k].sample
 			counts.Refinements++
 			// A refinement that repeats the condemned action improves
 			// nothing: it is ruled as one the environment rejects.
@@ -772,11 +775,23 @@ type refinement struct {
 	// checkErr is the environment's failure in replaying the state to
 	// try the action (valid is then false).
 	checkErr error
+	// sample is the refinement's place among those sampled for its
+	// action (nlac.refine_samples).
+	sample int
+}
+
+// improves says whether r can replace the action current: it names
+// another action, which the environment accepted.
+func (r refinement) improves(current string) bool {
+	return r.valid && r.checkErr == nil && !sameAction(r.action, current)
 }
 
 // refine rewrites each listed transition's current action from its last
 // critique and checks the result in the environment: a refinement with
-// no action in it, or one the environment rejects, is invalid.
+// no action in it, or one the environment rejects, is invalid. With
+// nlac.refine_samples above 1 it samples that many for each action and
+// returns the first that improves on it (the first sample when none
+// does: the rules for a failed refinement then apply to it).
 func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, current []string, seed uint64) ([]refinement, error) {
 	prompts := make([][]int32, len(idx))
 	for k, i := range idx {
@@ -787,32 +802,53 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 		}
 		prompts[k] = tokens
 	}
-	texts, err := m.generateSome(ctx, "refinements", m.critic, prompts, 1, m.actionTokens, m.cfg.Temperature, seed)
+	samples := max(m.cfg.RefineSamples, 1)
+	texts, err := m.generateSome(ctx, "refinements", m.critic, prompts, samples, m.actionTokens, m.cfg.Temperature, seed)
 	if err != nil {
 		return nil, err
 	}
-	out := make([]refinement, len(idx))
+	sampled := make([][]refinement, len(idx))
 	var toCheck []Transition
 	var actions []string
-	var where []int
+	var where [][2]int
 	for k, t := range texts {
 		if t == nil {
-			out[k].tooLong = true
 			continue
 		}
-		out[k] = refinement{text: t[0], action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, t[0])}
-		if out[k].action != "" {
-			toCheck = append(toCheck, recs[idx[k]].T)
-			actions = append(actions, out[k].action)
-			where = append(where, k)
+		for j, text := range t {
+			r := refinement{text: text, action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, text), sample: j}
+			sampled[k] = append(sampled[k], r)
+			// A repeat of the action needs no check when another sample
+			// may improve on it; the first sample is checked anyway, as
+			// it is the one the rules judge when none does.
+			if r.action != "" && (j == 0 || !sameAction(r.action, current[idx[k]])) {
+				toCheck = append(toCheck, recs[idx[k]].T)
+				actions = append(actions, r.action)
+				where = append(where, [2]int{k, j})
+			}
 		}
 	}
 	valid, errs, err := m.check(ctx, toCheck, actions)
 	if err != nil {
 		return nil, err
 	}
-	for c, k := range where {
-		out[k].valid, out[k].checkErr = valid[c], errs[c]
+	for c, kj := range where {
+		r := &sampled[kj[0]][kj[1]]
+		r.valid, r.checkErr = valid[c], errs[c]
+	}
+	out := make([]refinement, len(idx))
+	for k, rs := range sampled {
+		if len(rs) == 0 {
+			out[k].tooLong = true
+			continue
+		}
+		out[k] = rs[0]
+		for _, r := range rs {
+			if r.improves(current[idx[k]]) {
+				out[k] = r
+				break
+			}
+		}
 	}
 	return out, nil
 }

@@ -87,6 +87,9 @@ func WriteRecord(w io.Writer, r *Record) {
 			if rd.Valid {
 				valid = "valid"
 			}
+			if rd.Sample > 0 {
+				valid += fmt.Sprintf(", sample %d", rd.Sample+1)
+			}
 			fmt.Fprintf(w, "Refinement (%s): %s\n\n", valid, quote(clip(rd.RefinedText, 300)))
 		}
 	}

@@ -1476,3 +1476,41 @@ func TestRankedVerdicts(t *testing.T) {
 		t.Errorf("unparsed: counts %+v, want 1 unparsed, 1 overruled, 1 refinement", counts)
 	}
 }
+
+// TestRefinementSamples: with nlac.refine_samples 3 the refinement taken
+// for each condemned action is the first sample that names another
+// action the environment accepts, and the first sample, with the rules
+// of a failed refinement, when none does.
+func TestRefinementSamples(t *testing.T) {
+	m, prompts, ep := scriptedSetting(t)
+	cfg := rl.DefaultConfig().NLAC
+	cfg.RefineSamples = 3
+	// The actions refined: xyz, aei, xyz (the episode's steps in turn).
+	refinements := []string{
+		"Action: xyz", "Action: 123", "Action: aeiou", // a repeat, one the environment rejects, then one that improves
+		"Action: aei", "Action: aei", "Action: aei", // only repeats
+		"", "Action: eio", "Action: aeiou", // no action, then the first that improves
+	}
+	c := &scripted{calls: [][]string{constantTexts(failedFuture, 3), constantTexts("Poor.\nJudgement: suboptimal", 3), refinements}}
+	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 3)
+	for i, want := range []struct {
+		distill string
+		sample  int
+		valid   bool
+	}{{"Action: aeiou", 2, true}, {"Action: aei", 0, false}, {"Action: eio", 1, true}} {
+		rd := recs[i].Rounds[0]
+		if recs[i].Distill != want.distill || rd.Sample != want.sample || rd.Valid != want.valid {
+			t.Errorf("record %d: distilled %q (%s), sample %d, valid %v; want %q, sample %d, valid %v",
+				i, recs[i].Distill, recs[i].Why, rd.Sample, rd.Valid, want.distill, want.sample, want.valid)
+		}
+	}
+	if counts.Refinements != 3 || counts.UnchangedRefinements != 1 || counts.InvalidRefinements != 0 || counts.Changed != 2 {
+		t.Errorf("counts %+v, want 3 refinements, 1 repeating its action, none invalid, 2 actions changed", counts)
+	}
+	// The log says which sample was taken.
+	var log strings.Builder
+	WriteRecord(&log, &recs[0])
+	if !strings.Contains(log.String(), "Refinement (valid, sample 3): `Action: aeiou`") {
+		t.Errorf("log of record 0 does not name the sample taken:\n%s", log.String())
+	}
+}

@@ -397,6 +397,13 @@ type NLACConfig struct {
 	// them, so that the actor distils its own actions
 	// (docs/results/nlac.md). 0: the written verdicts rule.
 	RefineShare float64 `yaml:"refine_share"`
+	// RefineSamples are the refinements sampled for each condemned
+	// action; the first that names another action the environment
+	// accepts is taken (the first sample when none does). Our option: on
+	// twenty questions SmolLM2's refiner wrote the action it was given
+	// back in 21 of 24 refinements, which improves nothing
+	// (docs/results/nlac.md). 1: one refinement, as the paper.
+	RefineSamples int `yaml:"refine_samples"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
 	InvalidRefinement string `yaml:"invalid_refinement"`
@@ -507,7 +514,7 @@ func DefaultConfig() Config {
 		},
 		NLAC: NLACConfig{
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
-			Futures: 1, Refinements: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
+			Futures: 1, Refinements: 1, RefineSamples: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", AskJudgement: true, InvalidRefinement: "original",
 			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5, Judge: "expert", BranchTemperature: 1},
 		},
@@ -801,6 +808,8 @@ func (c *Config) Validate() error {
 		check(n.ExpertShare >= 0, "nlac.expert_share %g must not be negative", n.ExpertShare)
 		check(n.RefineShare >= 0 && n.RefineShare < 1, "nlac.refine_share %g must be in [0, 1)", n.RefineShare)
 		check(n.RefineShare == 0 || n.Method != "nlql", "nlac.refine_share %g: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineShare)
+		check(n.RefineSamples >= 1, "nlac.refine_samples %d must be at least 1", n.RefineSamples)
+		check(n.RefineSamples == 1 || n.Method != "nlql", "nlac.refine_samples %d: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineSamples)
 		w := n.Warmup
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
 		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)
