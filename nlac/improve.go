@@ -89,12 +89,16 @@ type Counts struct {
 	Overruled                                           int
 	Refinements, InvalidRefinements, Changed, Distilled int
 	// UnchangedRefinements repeated the action they refined;
-	// CheckErrors could not be checked, the environment failing in the
-	// replay (both ruled as invalid refinements, and not counted in
-	// InvalidRefinements). RejectedKept are actions the environment
-	// rejected that the critic approved, or whose refinement failed:
-	// not distilled.
+	// CheckErrors are sampled refinements that could not be checked, the
+	// environment failing in the replay (both ruled as invalid
+	// refinements where taken, and not counted in InvalidRefinements).
+	// RejectedKept are actions the environment rejected that the critic
+	// approved, or whose refinement failed: not distilled.
 	UnchangedRefinements, CheckErrors, RejectedKept int
+	// Resampled are refinements taken from a sample after the first
+	// (nlac.refine_samples); RepeatingSamples are the sampled
+	// refinements, taken or not, that named the action they refine.
+	Resampled, RepeatingSamples int
 	// NoTarget are transitions the Bellman backup made no target for, a
 	// prompt of s' or of the merge outgrowing the context; they are
 	// still critiqued and distilled.
@@ -354,7 +358,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		if len(refine) == 0 {
 			break
 		}
-		refined, err := m.refine(ctx, recs, refine, current, roundSeed(seed(seedRefine), round))
+		refined, err := m.refine(ctx, recs, refine, current, roundSeed(seed(seedRefine), round), counts)
 		if err != nil {
 			return err
 		}
@@ -374,7 +378,6 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			switch {
 			case refined[k].checkErr != nil:
 				why = "refinement not checked (environment error: " + clip(refined[k].checkErr.Error(), 200) + ")"
-				counts.CheckErrors++
 				r.Valid = false
 			case r.Valid && sameAction(r.Refined, current[i]):
 				why = "refinement repeats the action"
@@ -791,8 +794,10 @@ func (r refinement) improves(current string) bool {
 // no action in it, or one the environment rejects, is invalid. With
 // nlac.refine_samples above 1 it samples that many for each action and
 // returns the first that improves on it (the first sample when none
-// does: the rules for a failed refinement then apply to it).
-func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, current []string, seed uint64) ([]refinement, error) {
+// does: the rules for a failed refinement then apply to it). It counts
+// the samples that repeat their action or could not be checked, and
+// those taken after the first.
+func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, current []string, seed uint64, counts *Counts) ([]refinement, error) {
 	prompts := make([][]int32, len(idx))
 	for k, i := range idx {
 		critique := recs[i].Rounds[len(recs[i].Rounds)-1].Critique
@@ -818,6 +823,9 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 		for j, text := range t {
 			r := refinement{text: text, action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, text), sample: j}
 			sampled[k] = append(sampled[k], r)
+			if r.action != "" && sameAction(r.action, current[idx[k]]) {
+				counts.RepeatingSamples++
+			}
 			// A repeat of the action needs no check when another sample
 			// may improve on it; the first sample is checked anyway, as
 			// it is the one the rules judge when none does.
@@ -835,6 +843,9 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 	for c, kj := range where {
 		r := &sampled[kj[0]][kj[1]]
 		r.valid, r.checkErr = valid[c], errs[c]
+		if r.checkErr != nil {
+			counts.CheckErrors++
+		}
 	}
 	out := make([]refinement, len(idx))
 	for k, rs := range sampled {
@@ -846,6 +857,9 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 		for _, r := range rs {
 			if r.improves(current[idx[k]]) {
 				out[k] = r
+				if r.sample > 0 {
+					counts.Resampled++
+				}
 				break
 			}
 		}

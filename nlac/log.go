@@ -17,7 +17,7 @@ func writeLog(path string, it int, method string, recs []Record, c Counts) error
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}
-		fmt.Fprintf(w, "%s.\n", c.rankNote())
+		fmt.Fprintf(w, "%s%s.\n", c.rankNote(), c.samplesNote())
 		for i := range recs {
 			WriteRecord(w, &recs[i])
 		}
@@ -125,6 +125,17 @@ func (c Counts) rankNote() string {
 		return ""
 	}
 	return fmt.Sprintf("; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
+}
+
+// samplesNote counts the sampled refinements that repeated their action,
+// those of actions the environment had rejected among them, and the
+// refinements taken from a sample after the first (nlac.refine_samples);
+// "" when there are none.
+func (c Counts) samplesNote() string {
+	if c.Resampled == 0 && c.RepeatingSamples == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d sampled refinements repeating their action, %d refinements taken from a sample after the first (nlac.refine_samples)", c.RepeatingSamples, c.Resampled)
 }
 
 // judgementNote names a judgement with the evaluator's probability of

@@ -463,6 +463,8 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["empty_merges"] = float64(c.EmptyMerges)
 	m.Metrics["no_target"] = float64(c.NoTarget)
 	m.Metrics["unchanged_refinements"] = float64(c.UnchangedRefinements)
+	m.Metrics["resampled_refinements"] = float64(c.Resampled)
+	m.Metrics["repeating_samples"] = float64(c.RepeatingSamples)
 	m.Metrics["refinement_check_errors"] = float64(c.CheckErrors)
 	m.Metrics["rejected_not_distilled"] = float64(c.RejectedKept)
 	m.Metrics["failed_rollouts"] = float64(c.FailedRollouts)

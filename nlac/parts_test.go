@@ -1504,8 +1504,9 @@ func TestRefinementSamples(t *testing.T) {
 				i, recs[i].Distill, recs[i].Why, rd.Sample, rd.Valid, want.distill, want.sample, want.valid)
 		}
 	}
-	if counts.Refinements != 3 || counts.UnchangedRefinements != 1 || counts.InvalidRefinements != 0 || counts.Changed != 2 {
-		t.Errorf("counts %+v, want 3 refinements, 1 repeating its action, none invalid, 2 actions changed", counts)
+	if counts.Refinements != 3 || counts.UnchangedRefinements != 1 || counts.InvalidRefinements != 0 || counts.Changed != 2 ||
+		counts.Resampled != 2 || counts.RepeatingSamples != 4 {
+		t.Errorf("counts %+v, want 3 refinements, 1 repeating its action, none invalid, 2 actions changed, 2 taken after the first sample, 4 samples repeating their action", counts)
 	}
 	// The log says which sample was taken.
 	var log strings.Builder

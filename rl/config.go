@@ -810,6 +810,7 @@ func (c *Config) Validate() error {
 		check(n.RefineShare == 0 || n.Method != "nlql", "nlac.refine_share %g: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineShare)
 		check(n.RefineSamples >= 1, "nlac.refine_samples %d must be at least 1", n.RefineSamples)
 		check(n.RefineSamples == 1 || n.Method != "nlql", "nlac.refine_samples %d: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineSamples)
+		check(n.RefineSamples == 1 || n.Temperature > 0, "nlac.refine_samples %d: with nlac.temperature 0 every sample is the same", n.RefineSamples)
 		w := n.Warmup
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
 		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)

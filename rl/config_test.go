@@ -84,6 +84,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"negative warm-up branches", "env: math\nalgorithm: nlac\n", []string{"nlac.warmup.branches=-1"}, "nlac.warmup.branches -1"},
 		{"sft from an adapter", "env: math\nalgorithm: sft\ninit_adapter: runs/a/adapters/actor.gguf\n", nil, `init_adapter "runs/a/adapters/actor.gguf": the sft baseline trains a new adapter`},
 		{"no refinement sampled", "env: math\nalgorithm: nlac\n", []string{"nlac.refine_samples=0"}, "nlac.refine_samples 0 must be at least 1"},
+		{"greedy refinement samples", "env: math\nalgorithm: nlac\n", []string{"nlac.temperature=0", "nlac.refine_samples=2"}, "nlac.refine_samples 2: with nlac.temperature 0 every sample is the same"},
 		{"refinement samples in NLQL", "env: math\nalgorithm: nlac\n", []string{"nlac.method=nlql", "nlac.refine_samples=4"}, "nlac.refine_samples 4: NLQL refines nothing"},
 		{"refine share of everything", "env: math\nalgorithm: nlac\n", []string{"nlac.refine_share=1"}, "nlac.refine_share 1 must be in [0, 1)"},
 		{"refine share for NLQL", "env: math\nalgorithm: nlac\n", []string{"nlac.method=nlql", "nlac.refine_share=0.25"}, "nlac.refine_share 0.25: NLQL refines nothing"},
