@@ -823,13 +823,14 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 		for j, text := range t {
 			r := refinement{text: text, action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, text), sample: j}
 			sampled[k] = append(sampled[k], r)
-			if r.action != "" && sameAction(r.action, current[idx[k]]) {
+			repeats := r.action != "" && sameAction(r.action, current[idx[k]])
+			if repeats {
 				counts.RepeatingSamples++
 			}
 			// A repeat of the action needs no check when another sample
 			// may improve on it; the first sample is checked anyway, as
 			// it is the one the rules judge when none does.
-			if r.action != "" && (j == 0 || !sameAction(r.action, current[idx[k]])) {
+			if r.action != "" && (j == 0 || !repeats) {
 				toCheck = append(toCheck, recs[idx[k]].T)
 				actions = append(actions, r.action)
 				where = append(where, [2]int{k, j})

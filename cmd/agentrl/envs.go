@@ -163,7 +163,6 @@ func lookupFlag(flags []cli.Flag, name string) cli.Flag {
 	return nil
 }
 
-// builtinEnv looks up a built-in environment.
 // builtinEnvArg is the built-in environment the command's argument names.
 func builtinEnvArg(c *cli.Context) (envSource, error) {
 	name, err := envName(c)
@@ -173,6 +172,7 @@ func builtinEnvArg(c *cli.Context) (envSource, error) {
 	return builtinEnv(name)
 }
 
+// builtinEnv looks up a built-in environment.
 func builtinEnv(name string) (envSource, error) {
 	f, err := registry.Lookup(name)
 	if err != nil {
