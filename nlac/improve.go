@@ -50,6 +50,10 @@ type Round struct {
 	// it was given when asked), which the counts keep.
 	Asked, Ranked bool
 	Written       Judgement
+	// FirstCritique is the critique as the evaluator wrote it, where
+	// it was written again to condemn its action (nlac.rewrite_overruled;
+	// "" otherwise).
+	FirstCritique string
 	// PSuccess is the successor model's probability that the action's
 	// future opens with a successful outcome (foresee), where Foreseen:
 	// in the first round, with a successor model and outcome-first
@@ -86,7 +90,13 @@ type Counts struct {
 	// Overruled are the verdicts made by rank (nlac.refine_share) that
 	// differ from the ones the critiques wrote or were given when asked;
 	// the other counts of judgements count these written ones.
-	Overruled                                           int
+	Overruled int
+	// Rewritten are the critiques condemned by rank that the evaluator
+	// wrote again to condemn their action (nlac.rewrite_overruled).
+	Rewritten int
+	// Refinements are the refinements taken, InvalidRefinements those
+	// the environment rejected; Changed are the transitions whose
+	// distilled action differs from the one taken.
 	Refinements, InvalidRefinements, Changed, Distilled int
 	// UnchangedRefinements repeated the action they refined;
 	// CheckErrors are sampled refinements that could not be checked, the
@@ -248,6 +258,7 @@ const (
 	seedWarmup
 	seedReplay
 	seedWarmupBranch
+	seedRewrite
 )
 
 // improve is policy improvement on a batch of transitions: each action
@@ -303,8 +314,14 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			return err
 		}
 		var ranked []Judgement
+		var rewritten []string
 		if m.cfg.RefineShare > 0 {
 			ranked = rankVerdicts(critiques, m.cfg.RefineShare, round, &bar)
+			if m.cfg.RewriteOverruled {
+				if rewritten, err = m.rewriteOverruled(ctx, critiques, ranked, roundSeed(seed(seedRewrite), round)); err != nil {
+					return err
+				}
+			}
 		}
 		var refine []int
 		for k, i := range open {
@@ -326,6 +343,10 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 					}
 					// The refinement reads the verdict that rules.
 					rd.Critique = verdictTexts(rd.Critique)[verdictIndex(rd.Judgement)]
+				}
+				if rewritten != nil && rewritten[k] != "" {
+					rd.FirstCritique, rd.Critique = critiques[k].text, rewritten[k]
+					counts.Rewritten++
 				}
 			}
 			if round == 0 {
@@ -623,19 +644,17 @@ type critique struct {
 	text        string
 	pOptimal    float64
 	fits, asked bool
+	// prompt is the evaluator's prompt the text was written after.
+	prompt []int32
 }
 
 // critiques has the evaluator critique each open transition's current
 // action from its futures: one text each, its verdict scored.
 func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, current []string, futures [][]string, seed uint64) ([]critique, error) {
-	// Room for the critique and for its scored verdict: the cue and the
-	// longer verdict, and a few tokens more that the critique may take
-	// when tokenised again.
-	verdict, err := m.model.Tokenize(verdictTexts("")[1], false, false)
+	reserve, err := m.critiqueRoom()
 	if err != nil {
 		return nil, err
 	}
-	reserve := m.cfg.CritiqueTokens + len(verdict) + 4
 	prompts := make([][]int32, len(open))
 	for k, i := range open {
 		fs := futures[k]
@@ -657,10 +676,78 @@ func (m *roleModel) critiques(ctx context.Context, recs []Record, open []int, cu
 	out := make([]critique, len(texts))
 	for k, t := range texts {
 		if t != nil {
-			out[k] = critique{text: t[0], fits: true}
+			out[k] = critique{text: t[0], fits: true, prompt: prompts[k]}
 		}
 	}
 	return out, m.scoreVerdicts(ctx, prompts, out)
+}
+
+// critiqueRoom is the room a critique takes after its prompt: its tokens,
+// the cue and the longer verdict scored after it, and a few tokens more
+// that the critique may take when tokenised again.
+func (m *roleModel) critiqueRoom() (int, error) {
+	verdict, err := m.model.Tokenize(verdictTexts("")[1], false, false)
+	if err != nil {
+		return 0, err
+	}
+	return m.cfg.CritiqueTokens + len(verdict) + 4, nil
+}
+
+// rewriteOverruled has the evaluator write again each fitting critique
+// that the rank condemns but that does not condemn its action itself
+// (nlac.rewrite_overruled): after the same prompt, from condemningLead,
+// so that the critique the refiner reads names an action to take
+// instead of approving the one it refines. It returns the critiques so
+// written, with the verdict suboptimal; "" for the others, and for one
+// whose prompt leaves no room for the lead and a critique.
+func (m *roleModel) rewriteOverruled(ctx context.Context, cs []critique, ranked []Judgement, seed uint64) ([]string, error) {
+	room, err := m.critiqueRoom()
+	if err != nil {
+		return nil, err
+	}
+	leads := make([]string, len(cs))
+	prompts := make([][]int32, len(cs))
+	for k, c := range cs {
+		if !c.fits || ranked[k] != Suboptimal || ParseJudgement(c.text) == Suboptimal {
+			continue
+		}
+		lead := condemningLead(c.text)
+		tokens, err := m.model.Tokenize(lead, false, false)
+		if err != nil {
+			return nil, err
+		}
+		if len(c.prompt)+len(tokens)+room > m.context {
+			continue
+		}
+		leads[k], prompts[k] = lead, append(slices.Clip(c.prompt), tokens...)
+	}
+	texts, err := m.generateSome(ctx, "rewritten critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]string, len(cs))
+	for k, t := range texts {
+		if t != nil {
+			// The texts come trimmed: the space after the cue is gone.
+			out[k] = verdictTexts(leads[k] + " " + t[0])[verdictIndex(Suboptimal)]
+		}
+	}
+	return out, nil
+}
+
+// condemningLead is how a critique that condemns its action begins: the
+// critique's reasoning, cut where it says what the warm-up teaches of an
+// action the expert takes too, then the warm-up's cue for the expert's
+// action.
+func condemningLead(critique string) string {
+	lead := reasoning(critique)
+	if i := strings.Index(lead, strings.TrimSpace(expertAgrees)); i >= 0 {
+		lead = lead[:i]
+	}
+	if lead = strings.TrimSpace(lead); lead == "" {
+		return strings.TrimSpace(expertDiffers)
+	}
+	return lead + expertDiffers
 }
 
 // scoreVerdicts has the evaluator choose between the two verdicts after

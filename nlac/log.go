@@ -81,6 +81,10 @@ func WriteRecord(w io.Writer, r *Record) {
 		if rd.Ranked {
 			note = fmt.Sprintf("%s by rank; the critique's own: %s", rd.Judgement, judgementNote(rd.Written, rd.POptimal, rd.Asked))
 		}
+		if rd.FirstCritique != "" {
+			fmt.Fprintf(w, "Critique as first written, overruled:\n%s\n\n", block(rd.FirstCritique))
+			note += "; written again to condemn the action"
+		}
 		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", note, block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
 			valid := "invalid"
@@ -119,12 +123,17 @@ func block(s string) string {
 func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`" }
 
 // rankNote says how many verdicts by rank overruled the critiques'
-// (nlac.refine_share; "" when none did).
+// (nlac.refine_share; "" when none did), and how many critiques were
+// written again to condemn their action.
 func (c Counts) rankNote() string {
 	if c.Overruled == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
+	note := fmt.Sprintf("; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
+	if c.Rewritten > 0 {
+		note += fmt.Sprintf(", %d critiques written again to condemn their action (nlac.rewrite_overruled)", c.Rewritten)
+	}
+	return note
 }
 
 // samplesNote counts the sampled refinements that repeated their action,

@@ -1515,3 +1515,62 @@ func TestRefinementSamples(t *testing.T) {
 		t.Errorf("log of record 0 does not name the sample taken:\n%s", log.String())
 	}
 }
+
+// TestRewrittenOverruled: with nlac.rewrite_overruled a critique that the
+// rank condemns but that approves its action is written again after the
+// same prompt, from its reasoning without the approval and the cue for
+// the expert's action, and it rules with the verdict suboptimal; a
+// critique that condemns its action itself stays as written.
+func TestRewrittenOverruled(t *testing.T) {
+	for critique, lead := range map[string]string{
+		"Outcome: failure. An expert acts the same.\nJudgement: optimal": "Outcome: failure. An expert would do:",
+		"Good move.\nJudgement: optimal":                                 "Good move. An expert would do:",
+		"Judgement: optimal":                                             "An expert would do:",
+	} {
+		if got := condemningLead(critique); got != lead {
+			t.Errorf("condemningLead(%q) = %q, want %q", critique, got, lead)
+		}
+	}
+
+	// Of four critiques the two rated lowest are condemned: record 0's
+	// approves its action and is written again (its new text ends
+	// "optimal", which the rank overrules), record 1's condemns it.
+	m, prompts, ep := scriptedSetting(t)
+	cfg := rl.DefaultConfig().NLAC
+	cfg.RefineShare, cfg.RewriteOverruled = 0.5, true
+	approving := "Outcome: failure. An expert acts the same.\nJudgement: optimal"
+	c := &scripted{calls: [][]string{
+		constantTexts(failedFuture, 4),
+		{approving, "Bad.\nJudgement: suboptimal", "Fine.\nJudgement: optimal", "Judgement: optimal"},
+		{" Action: aeiou\nJudgement: optimal"},
+		{"Action: aeiou", "Action: eio"},
+	}, pOptimal: []float64{0.5, 0.5, 0.5, 0.5, 0.1, 0.2, 0.9, 0.8}}
+	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 4)
+
+	rd := recs[0].Rounds[0]
+	if want := "Outcome: failure. An expert would do: Action: aeiou\nJudgement: suboptimal"; rd.Critique != want || rd.FirstCritique != approving || rd.Judgement != Suboptimal || rd.Written != Optimal {
+		t.Errorf("record 0: critique %q (first %q), judgement %s (written %s); want %q, first %q, suboptimal by rank",
+			rd.Critique, rd.FirstCritique, rd.Judgement, rd.Written, want, approving)
+	}
+	if rd := recs[1].Rounds[0]; rd.FirstCritique != "" || rd.Critique != "Bad.\nJudgement: suboptimal" {
+		t.Errorf("record 1: critique %q (first %q), want its own, not written again", rd.Critique, rd.FirstCritique)
+	}
+	// The new critique went on from the old one's prompt and the lead.
+	critiquePrompt, rewritePrompt := c.prompts[1][0], c.prompts[2][0]
+	lead, err := m.Detokenize(rewritePrompt[min(len(critiquePrompt), len(rewritePrompt)):], false)
+	if len(c.prompts[2]) != 1 || !slices.Equal(rewritePrompt[:min(len(critiquePrompt), len(rewritePrompt))], critiquePrompt) || err != nil || lead != "Outcome: failure. An expert would do:" {
+		t.Errorf("the rewrite's %d prompts: the first continues the critique's with %q (%v), want one prompt and the lead", len(c.prompts[2]), lead, err)
+	}
+	if recs[0].Distill != "Action: aeiou" || recs[1].Distill != "Action: eio" {
+		t.Errorf("distilled %q and %q, want the refinements", recs[0].Distill, recs[1].Distill)
+	}
+	if counts.Overruled != 1 || counts.Rewritten != 1 || counts.Refinements != 2 {
+		t.Errorf("counts %+v, want 1 overruled, 1 written again, 2 refinements", counts)
+	}
+	var log strings.Builder
+	WriteRecord(&log, &recs[0])
+	if !strings.Contains(log.String(), "Critique as first written, overruled:\n> Outcome: failure. An expert acts the same.") ||
+		!strings.Contains(log.String(), "written again to condemn the action") {
+		t.Errorf("log of record 0 does not show both critiques:\n%s", log.String())
+	}
+}

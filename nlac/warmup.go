@@ -533,13 +533,20 @@ func groundCritique(future, comment string, optimal bool) string {
 	return fmt.Sprintf("%s%s\nJudgement: %s", outcome, comment, judgement)
 }
 
+// The warm-up's comments on an action: the expert takes it too, or the
+// expert's action follows expertDiffers.
+const (
+	expertAgrees  = " An expert acts the same."
+	expertDiffers = " An expert would do:"
+)
+
 // expertComment says whether the action is what the expert does there
 // (asExpert) and, if not, what the expert does.
 func expertComment(expert string, asExpert bool) string {
 	if asExpert {
-		return " An expert acts the same."
+		return expertAgrees
 	}
-	return " An expert would do: " + expert
+	return expertDiffers + " " + expert
 }
 
 // warmupFile keeps the warm-up's role examples.

@@ -404,6 +404,15 @@ type NLACConfig struct {
 	// back in 21 of 24 refinements, which improves nothing
 	// (docs/results/nlac.md). 1: one refinement, as the paper.
 	RefineSamples int `yaml:"refine_samples"`
+	// RewriteOverruled has the evaluator write again each critique that
+	// the rank condemns but that does not condemn its action itself: from
+	// its reasoning, without the warm-up's "An expert acts the same.",
+	// continued after "An expert would do:", so that the critique the
+	// refiner reads names an action to take instead. Our option: with
+	// verdicts by rank on twenty questions the refiner read "An expert
+	// acts the same. Judgement: suboptimal" and wrote the action back in
+	// 21 of 24 refinements (docs/results/nlac.md). Only with RefineShare.
+	RewriteOverruled bool `yaml:"rewrite_overruled"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
 	InvalidRefinement string `yaml:"invalid_refinement"`
@@ -808,6 +817,7 @@ func (c *Config) Validate() error {
 		check(n.ExpertShare >= 0, "nlac.expert_share %g must not be negative", n.ExpertShare)
 		check(n.RefineShare >= 0 && n.RefineShare < 1, "nlac.refine_share %g must be in [0, 1)", n.RefineShare)
 		check(n.RefineShare == 0 || n.Method != "nlql", "nlac.refine_share %g: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineShare)
+		check(!n.RewriteOverruled || n.RefineShare > 0, "nlac.rewrite_overruled: only verdicts by rank (nlac.refine_share above 0) overrule a critique")
 		check(n.RefineSamples >= 1, "nlac.refine_samples %d must be at least 1", n.RefineSamples)
 		check(n.RefineSamples == 1 || n.Method != "nlql", "nlac.refine_samples %d: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineSamples)
 		check(n.RefineSamples == 1 || n.Temperature > 0, "nlac.refine_samples %d: with nlac.temperature 0 every sample is the same", n.RefineSamples)

@@ -87,6 +87,7 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"greedy refinement samples", "env: math\nalgorithm: nlac\n", []string{"nlac.temperature=0", "nlac.refine_samples=2"}, "nlac.refine_samples 2: with nlac.temperature 0 every sample is the same"},
 		{"refinement samples in NLQL", "env: math\nalgorithm: nlac\n", []string{"nlac.method=nlql", "nlac.refine_samples=4"}, "nlac.refine_samples 4: NLQL refines nothing"},
 		{"refine share of everything", "env: math\nalgorithm: nlac\n", []string{"nlac.refine_share=1"}, "nlac.refine_share 1 must be in [0, 1)"},
+		{"rewrite without rank", "env: math\nalgorithm: nlac\n", []string{"nlac.rewrite_overruled=true"}, "nlac.rewrite_overruled: only verdicts by rank"},
 		{"refine share for NLQL", "env: math\nalgorithm: nlac\n", []string{"nlac.method=nlql", "nlac.refine_share=0.25"}, "nlac.refine_share 0.25: NLQL refines nothing"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
 		{"a learning rate of inf", "env: math\n", []string{"grpo.lr=.inf"}, "grpo.lr: must be a finite number"},
