@@ -737,11 +737,12 @@ func (m *roleModel) rewriteOverruled(ctx context.Context, cs []critique, ranked 
 
 // condemningLead is how a critique that condemns its action begins: the
 // critique's reasoning, cut where it says what the warm-up teaches of an
-// action the expert takes too, then the warm-up's cue for the expert's
-// action.
+// action the expert takes too (whatever follows it: "An expert acts the
+// same, 7 out of 12 are correct."), then the warm-up's cue for the
+// expert's action.
 func condemningLead(critique string) string {
 	lead := reasoning(critique)
-	if i := strings.Index(lead, strings.TrimSpace(expertAgrees)); i >= 0 {
+	if i := strings.Index(lead, strings.TrimRight(strings.TrimSpace(expertAgrees), ".")); i >= 0 {
 		lead = lead[:i]
 	}
 	if lead = strings.TrimSpace(lead); lead == "" {

@@ -1523,9 +1523,10 @@ func TestRefinementSamples(t *testing.T) {
 // critique that condemns its action itself stays as written.
 func TestRewrittenOverruled(t *testing.T) {
 	for critique, lead := range map[string]string{
-		"Outcome: failure. An expert acts the same.\nJudgement: optimal": "Outcome: failure. An expert would do:",
-		"Good move.\nJudgement: optimal":                                 "Good move. An expert would do:",
-		"Judgement: optimal":                                             "An expert would do:",
+		"Outcome: failure. An expert acts the same.\nJudgement: optimal":                          "Outcome: failure. An expert would do:",
+		"Good move.\nJudgement: optimal":                                                          "Good move. An expert would do:",
+		"Outcome: success. An expert acts the same, 7 out of 12 are correct.\nJudgement: optimal": "Outcome: success. An expert would do:",
+		"Judgement: optimal": "An expert would do:",
 	} {
 		if got := condemningLead(critique); got != lead {
 			t.Errorf("condemningLead(%q) = %q, want %q", critique, got, lead)
