@@ -52,7 +52,8 @@ type Round struct {
 	Written       Judgement
 	// FirstCritique is the critique as the evaluator wrote it, where
 	// it was written again to condemn its action (nlac.rewrite_overruled;
-	// "" otherwise).
+	// "" otherwise). POptimal and Written are the first critique's: the
+	// text written again is not scored.
 	FirstCritique string
 	// PSuccess is the successor model's probability that the action's
 	// future opens with a successful outcome (foresee), where Foreseen:
@@ -92,8 +93,10 @@ type Counts struct {
 	// the other counts of judgements count these written ones.
 	Overruled int
 	// Rewritten are the critiques condemned by rank that the evaluator
-	// wrote again to condemn their action (nlac.rewrite_overruled).
-	Rewritten int
+	// wrote again to condemn their action (nlac.rewrite_overruled),
+	// Unwritten those it could not (no room in the context, or a new
+	// text that named nothing).
+	Rewritten, Unwritten int
 	// Refinements are the refinements taken, InvalidRefinements those
 	// the environment rejected; Changed are the transitions whose
 	// distilled action differs from the one taken.
@@ -318,9 +321,11 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		if m.cfg.RefineShare > 0 {
 			ranked = rankVerdicts(critiques, m.cfg.RefineShare, round, &bar)
 			if m.cfg.RewriteOverruled {
-				if rewritten, err = m.rewriteOverruled(ctx, critiques, ranked, roundSeed(seed(seedRewrite), round)); err != nil {
+				var unwritten int
+				if rewritten, unwritten, err = m.rewriteOverruled(ctx, critiques, ranked, roundSeed(seed(seedRewrite), round)); err != nil {
 					return err
 				}
+				counts.Unwritten += unwritten
 			}
 		}
 		var refine []int
@@ -698,13 +703,16 @@ func (m *roleModel) critiqueRoom() (int, error) {
 // (nlac.rewrite_overruled): after the same prompt, from condemningLead,
 // so that the critique the refiner reads names an action to take
 // instead of approving the one it refines. It returns the critiques so
-// written, with the verdict suboptimal; "" for the others, and for one
-// whose prompt leaves no room for the lead and a critique.
-func (m *roleModel) rewriteOverruled(ctx context.Context, cs []critique, ranked []Judgement, seed uint64) ([]string, error) {
+// written, with the verdict suboptimal, "" for the others; and how many
+// it could not write: the prompt leaving no room for the lead and a
+// critique, or the new text naming nothing before its verdict (those
+// keep the critique as first written).
+func (m *roleModel) rewriteOverruled(ctx context.Context, cs []critique, ranked []Judgement, seed uint64) ([]string, int, error) {
 	room, err := m.critiqueRoom()
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
+	unwritten := 0
 	leads := make([]string, len(cs))
 	prompts := make([][]int32, len(cs))
 	for k, c := range cs {
@@ -714,36 +722,46 @@ func (m *roleModel) rewriteOverruled(ctx context.Context, cs []critique, ranked 
 		lead := condemningLead(c.text)
 		tokens, err := m.model.Tokenize(lead, false, false)
 		if err != nil {
-			return nil, err
+			return nil, 0, err
 		}
 		if len(c.prompt)+len(tokens)+room > m.context {
+			unwritten++
 			continue
 		}
 		leads[k], prompts[k] = lead, append(slices.Clip(c.prompt), tokens...)
 	}
 	texts, err := m.generateSome(ctx, "rewritten critiques", m.critic, prompts, 1, m.cfg.CritiqueTokens, m.cfg.Temperature, seed)
 	if err != nil {
-		return nil, err
+		return nil, 0, err
 	}
 	out := make([]string, len(cs))
 	for k, t := range texts {
-		if t != nil {
-			// The texts come trimmed: the space after the cue is gone.
-			out[k] = verdictTexts(leads[k] + " " + t[0])[verdictIndex(Suboptimal)]
+		if t == nil {
+			continue
 		}
+		if reasoning(t[0]) == "" {
+			unwritten++
+			continue
+		}
+		// The texts come trimmed: the space after the cue is gone.
+		out[k] = verdictTexts(leads[k] + " " + t[0])[verdictIndex(Suboptimal)]
 	}
-	return out, nil
+	return out, unwritten, nil
 }
 
 // condemningLead is how a critique that condemns its action begins: the
-// critique's reasoning, cut where it says what the warm-up teaches of an
-// action the expert takes too (whatever follows it: "An expert acts the
-// same, 7 out of 12 are correct."), then the warm-up's cue for the
+// critique's reasoning, cut where it first says what the warm-up teaches
+// of the expert's action, in any case and whatever follows ("An expert
+// acts the same, 7 out of 12 are correct.", or an "An expert would do:"
+// it then approved all the same), then the warm-up's cue for the
 // expert's action.
 func condemningLead(critique string) string {
 	lead := reasoning(critique)
-	if i := strings.Index(lead, strings.TrimRight(strings.TrimSpace(expertAgrees), ".")); i >= 0 {
-		lead = lead[:i]
+	lower := strings.ToLower(lead)
+	for _, said := range []string{expertAgrees, expertDiffers} {
+		if i := strings.Index(lower, strings.ToLower(strings.TrimRight(strings.TrimSpace(said), ".:"))); i >= 0 {
+			lead, lower = lead[:i], lower[:i]
+		}
 	}
 	if lead = strings.TrimSpace(lead); lead == "" {
 		return strings.TrimSpace(expertDiffers)

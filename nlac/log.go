@@ -83,7 +83,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		}
 		if rd.FirstCritique != "" {
 			fmt.Fprintf(w, "Critique as first written, overruled:\n%s\n\n", block(rd.FirstCritique))
-			note += "; written again to condemn the action"
+			note += "; written again to condemn the action, not scored"
 		}
 		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", note, block(rd.Critique))
 		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
@@ -124,14 +124,14 @@ func quote(s string) string { return "`" + strings.ReplaceAll(s, "`", "'") + "`"
 
 // rankNote says how many verdicts by rank overruled the critiques'
 // (nlac.refine_share; "" when none did), and how many critiques were
-// written again to condemn their action.
+// written again to condemn their action, or could not be.
 func (c Counts) rankNote() string {
-	if c.Overruled == 0 {
+	if c.Overruled == 0 && c.Rewritten == 0 && c.Unwritten == 0 {
 		return ""
 	}
 	note := fmt.Sprintf("; %d verdicts by rank (nlac.refine_share) overruling the critiques'", c.Overruled)
-	if c.Rewritten > 0 {
-		note += fmt.Sprintf(", %d critiques written again to condemn their action (nlac.rewrite_overruled)", c.Rewritten)
+	if c.Rewritten > 0 || c.Unwritten > 0 {
+		note += fmt.Sprintf(", %d critiques written again to condemn their action (nlac.rewrite_overruled), %d that could not be", c.Rewritten, c.Unwritten)
 	}
 	return note
 }

@@ -456,6 +456,7 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)
 	m.Metrics["overruled_judgements"] = float64(c.Overruled)
 	m.Metrics["rewritten_critiques"] = float64(c.Rewritten)
+	m.Metrics["unwritten_critiques"] = float64(c.Unwritten)
 	m.Metrics["refinements"] = float64(c.Refinements)
 	m.Metrics["invalid_refinements"] = float64(c.InvalidRefinements)
 	m.Metrics["changed_actions"] = float64(c.Changed)

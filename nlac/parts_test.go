@@ -1527,6 +1527,8 @@ func TestRewrittenOverruled(t *testing.T) {
 		"Good move.\nJudgement: optimal":                                                          "Good move. An expert would do:",
 		"Outcome: success. An expert acts the same, 7 out of 12 are correct.\nJudgement: optimal": "Outcome: success. An expert would do:",
 		"Judgement: optimal": "An expert would do:",
+		"Outcome: failure. an expert acts the same.\nJudgement: optimal":        "Outcome: failure. An expert would do:",
+		"Outcome: failure. An expert would do: Action: xyz\nJudgement: optimal": "Outcome: failure. An expert would do:",
 	} {
 		if got := condemningLead(critique); got != lead {
 			t.Errorf("condemningLead(%q) = %q, want %q", critique, got, lead)
@@ -1573,5 +1575,28 @@ func TestRewrittenOverruled(t *testing.T) {
 	if !strings.Contains(log.String(), "Critique as first written, overruled:\n> Outcome: failure. An expert acts the same.") ||
 		!strings.Contains(log.String(), "written again to condemn the action") {
 		t.Errorf("log of record 0 does not show both critiques:\n%s", log.String())
+	}
+
+	// A critique without a verdict (none asked for) is written again too;
+	// a new text that names nothing leaves the first critique, counted.
+	cfg.AskJudgement, cfg.UnparsedJudgement = false, "optimal"
+	c = &scripted{calls: [][]string{
+		constantTexts(failedFuture, 4),
+		{"No verdict.", "Fine.\nJudgement: optimal", "Fine.\nJudgement: optimal", "Judgement: optimal"},
+		{"", "Action: eio"},
+		{"Action: aeiou", "Action: eio"},
+	}, pOptimal: []float64{0.5, 0.5, 0.5, 0.5, 0.1, 0.2, 0.9, 0.8}}
+	recs, counts = improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 4)
+	if rd := recs[0].Rounds[0]; rd.FirstCritique != "" || rd.Critique != "No verdict.\nJudgement: suboptimal" {
+		t.Errorf("unwritten: critique %q (first %q), want the first with the ruling verdict", rd.Critique, rd.FirstCritique)
+	}
+	if rd := recs[1].Rounds[0]; rd.Critique != "Fine. An expert would do: Action: eio\nJudgement: suboptimal" {
+		t.Errorf("written again: critique %q", rd.Critique)
+	}
+	if counts.Overruled != 1 || counts.Rewritten != 1 || counts.Unwritten != 1 {
+		t.Errorf("counts %+v, want 1 overruled (the unparsed one is not), 1 written again, 1 not", counts)
+	}
+	if note := counts.rankNote(); !strings.Contains(note, "1 critiques written again to condemn their action (nlac.rewrite_overruled), 1 that could not be") {
+		t.Errorf("iteration note %q does not count them", note)
 	}
 }
