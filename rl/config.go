@@ -411,7 +411,9 @@ type NLACConfig struct {
 	// refiner reads names an action to take instead. Our option: with
 	// verdicts by rank on twenty questions the refiner read "An expert
 	// acts the same. Judgement: suboptimal" and wrote the action back in
-	// 21 of 24 refinements (docs/results/nlac.md). Only with RefineShare.
+	// 21 of 24 refinements (docs/results/nlac.md). Measured there with
+	// it, the refiner changed 23 of 24 actions, but to a few stock
+	// questions, and the actor won no game. Only with RefineShare.
 	RewriteOverruled bool `yaml:"rewrite_overruled"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
