@@ -5,14 +5,58 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"time"
+
+	"gonum.org/v1/gonum/stat"
 
 	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm"
 	"github.com/agentrl/agentrl/rollout"
 )
+
+// Decoding is how an evaluation picks its actions: greedily (Greedy), one
+// episode a task, as every run and sweep evaluates; or by sampling at
+// Temperature, Trials episodes of each task, from the random streams of
+// Seed, which measures the success a policy has when it samples, as it
+// does in training, and gives pass@k and pass^k (SampledEval).
+type Decoding struct {
+	Temperature float64
+	Trials      int
+	Seed        int64
+}
+
+// Greedy is the decoding of every run's and sweep's evaluations.
+var Greedy = Decoding{Trials: 1, Seed: 1}
+
+// Check says what is wrong with d, naming the command-line flags.
+func (d Decoding) Check() error {
+	switch {
+	case math.IsNaN(d.Temperature) || d.Temperature < 0:
+		return fmt.Errorf("--temperature %g: 0 decodes greedily, above 0 samples", d.Temperature)
+	case d.Trials < 1:
+		return fmt.Errorf("--trials %d: at least 1 episode a task", d.Trials)
+	case d.Temperature == 0 && d.Trials > 1:
+		return fmt.Errorf("--trials %d: greedy decoding (--temperature 0) plays a task the same way every time; sample at a temperature above 0", d.Trials)
+	case d.Seed < 0:
+		return fmt.Errorf("--seed %d: an evaluation's seed is 0 or above, so that it can be played again", d.Seed)
+	}
+	return nil
+}
+
+// Name is the evaluation's name in the run's eval/ directory, which
+// reports compare as a split: the split itself when greedy, else
+// SPLIT-tTEMPERATURE-xTRIALS (e.g. test-t1-x4), so that evaluations at
+// other settings sit beside the greedy one instead of replacing it.
+func (d Decoding) Name(split envs.Split) string {
+	if d.Temperature == 0 {
+		return string(split)
+	}
+	return fmt.Sprintf("%s-t%s-x%d", split, strconv.FormatFloat(d.Temperature, 'g', -1, 64), d.Trials)
+}
 
 // Evaluate plays episodes greedy episodes of split with the snapshot's
 // policy (its sampling settings replaced by greedy decoding), on the first
@@ -21,10 +65,19 @@ import (
 // (step limit, action length). A long evaluation reports its progress
 // through logf (nil: silent).
 func Evaluate(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, episodes int, logf func(string, ...any)) ([]rollout.Trajectory, error) {
+	return EvaluateDecoding(ctx, c, p, rc, split, episodes, Greedy, logf)
+}
+
+// EvaluateDecoding is Evaluate with the decoding d: sampled, it plays
+// d.Trials episodes of each of the tasks (ordered by task, then trial).
+func EvaluateDecoding(ctx context.Context, c Collector, p Snapshot, rc RolloutConfig, split envs.Split, tasks int, d Decoding, logf func(string, ...any)) ([]rollout.Trajectory, error) {
+	if err := d.Check(); err != nil {
+		return nil, err
+	}
 	p.Sampling = rollout.DefaultActionSampling()
-	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, 0, 1
-	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: episodes, Group: 1, MaxSteps: rc.MaxSteps, StepTimeout: rc.StepTimeoutDuration(),
-		Progress: EpisodeProgress(logf, "eval "+string(split), episodes)})
+	p.Sampling.MaxTokens, p.Sampling.Temperature, p.Sampling.Seed = rc.MaxTokens, float32(d.Temperature), d.Seed
+	trajs, _, err := c.Collect(ctx, p, Episodes{Split: split, Tasks: tasks, Group: d.Trials, MaxSteps: rc.MaxSteps, StepTimeout: rc.StepTimeoutDuration(),
+		Progress: EpisodeProgress(logf, "eval "+d.Name(split), tasks*d.Trials)})
 	return trajs, err
 }
 
@@ -69,52 +122,104 @@ func briefEpisodes(trajs []rollout.Trajectory) []EvalEpisode {
 	return out
 }
 
-// EvaluateRun evaluates the latest actor adapter of the run in dir on
-// split and writes eval/<split>.json; modelPath is the run's model
-// resolved to a file. It returns the summary; progress (nil: none) hears
-// how a long evaluation goes.
-func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, episodes int, progress io.Writer) (rollout.Summary, error) {
+// SampledEval is what a sampled evaluation (Decoding) adds to its file:
+// the decoding and, over the tasks, pass@k and pass^k for k = 1 up to
+// the trials (fewer where an episode ended in an error: see
+// rollout.PassAtKs), and pass@1's standard error over the tasks, whose
+// trials are not independent draws of the policy's success.
+type SampledEval struct {
+	Temperature float64   `json:"temperature"`
+	Trials      int       `json:"trials"`
+	Seed        int64     `json:"seed"`
+	Tasks       int       `json:"tasks"`
+	PassAtK     []float64 `json:"pass_at_k"`
+	PassHatK    []float64 `json:"pass_hat_k"`
+	PassAt1SE   float64   `json:"pass_at_1_se"`
+}
+
+// sampledEval measures trajs, the episodes of a sampled evaluation.
+func sampledEval(d Decoding, trajs []rollout.Trajectory) (*SampledEval, error) {
+	s := &SampledEval{Temperature: d.Temperature, Trials: d.Trials, Seed: d.Seed}
+	var err error
+	if s.PassAtK, err = rollout.PassAtKs(trajs); err != nil {
+		return nil, err
+	}
+	if s.PassHatK, err = rollout.PassHatKs(trajs); err != nil {
+		return nil, err
+	}
+	tasks := rollout.TaskTrials(trajs)
+	rates := make([]float64, len(tasks))
+	for i, t := range tasks {
+		rates[i] = float64(t.Successes) / float64(t.Attempts)
+	}
+	s.Tasks = len(tasks)
+	if len(tasks) > 1 {
+		s.PassAt1SE = stat.StdDev(rates, nil) / math.Sqrt(float64(len(tasks)))
+	}
+	return s, nil
+}
+
+// RunEval is the outcome of EvaluateRun.
+type RunEval struct {
+	Summary rollout.Summary
+	Sampled *SampledEval // nil when greedy
+	File    string       // the eval/<name>.json written
+}
+
+// EvaluateRun evaluates the latest actor adapter of the run in dir on the
+// first tasks of split with decoding d, and writes eval/<name>.json
+// (d.Name); modelPath is the run's model resolved to a file. Progress
+// (nil: none) hears how a long evaluation goes.
+func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.Env, split envs.Split, tasks int, d Decoding, progress io.Writer) (RunEval, error) {
+	if err := d.Check(); err != nil {
+		return RunEval{}, err
+	}
 	cfg, err := LoadConfig(filepath.Join(dir, "config.yaml"), nil)
 	if err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
 	if _, err := envs.ParseSplit(string(split)); err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
-	if episodes <= 0 {
-		return rollout.Summary{}, fmt.Errorf("episodes %d must be positive", episodes)
+	if tasks <= 0 {
+		return RunEval{}, fmt.Errorf("episodes %d must be positive", tasks)
 	}
 	adapterPath := filepath.Join(dir, "adapters", ActorAdapter+".gguf")
 	st, _, err := readState(dir)
 	if err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
 	if _, err := os.Stat(adapterPath); errors.Is(err, os.ErrNotExist) || st.Iteration == 0 {
-		return rollout.Summary{}, fmt.Errorf("%s has no actor adapter yet (%s): the run has not finished an iteration", dir, adapterPath)
+		return RunEval{}, fmt.Errorf("%s has no actor adapter yet (%s): the run has not finished an iteration", dir, adapterPath)
 	}
 	placement, err := cfg.LoadOptions()
 	if err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
 	m, err := llm.Load(modelPath, placement)
 	if err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
 	defer m.Close()
 	e, err := m.NewEngine(llm.EngineOptions{Parallel: cfg.Rollout.Parallel, Context: cfg.Rollout.Context, Threads: cfg.Threads})
 	if err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
 	defer e.Close()
 	c := &LocalCollector{Engine: e, NewEnv: newEnv, Parallel: cfg.Rollout.Parallel}
 	defer c.Close()
 	snap := Snapshot{Model: modelPath, Adapters: []AdapterFile{{Path: adapterPath, Scale: 1}}}
-	trajs, err := Evaluate(ctx, c, snap, cfg.Rollout, split, episodes, WriterLogf(progress))
+	trajs, err := EvaluateDecoding(ctx, c, snap, cfg.Rollout, split, tasks, d, WriterLogf(progress))
 	if err != nil {
-		return rollout.Summary{}, err
+		return RunEval{}, err
 	}
-	sum := rollout.Summarize(trajs)
-	return sum, writeEval(dir, split, st.Iteration, trajs, sum)
+	out := RunEval{Summary: rollout.Summarize(trajs), File: EvalFile(dir, d.Name(split))}
+	if d.Temperature > 0 {
+		if out.Sampled, err = sampledEval(d, trajs); err != nil {
+			return RunEval{}, err
+		}
+	}
+	return out, writeEval(dir, d.Name(split), split, st.Iteration, trajs, out.Summary, out.Sampled)
 }
 
 // progressEvery is how often a long collection of episodes reports.

@@ -369,7 +369,7 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 		r.logf("iter %d/%d eval on %s: success %.2f, score %.3f, steps %.1f (%d episodes, %s)", it, r.Config.Iterations,
 			e.Split, sum.SuccessRate, sum.MeanScore, sum.MeanSteps, sum.Episodes, round(secs))
 		if last {
-			if err := writeEval(r.Dir, e.Split, it, trajs, sum); err != nil {
+			if err := writeEval(r.Dir, string(e.Split), e.Split, it, trajs, sum, nil); err != nil {
 				return err
 			}
 		}
@@ -392,7 +392,7 @@ func (r *Run) endShortened(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("evaluation after iteration %d: %w", r.State.Iteration, err)
 		}
-		if err := writeEval(r.Dir, e.Split, r.State.Iteration, trajs, rollout.Summarize(trajs)); err != nil {
+		if err := writeEval(r.Dir, string(e.Split), e.Split, r.State.Iteration, trajs, rollout.Summarize(trajs), nil); err != nil {
 			return err
 		}
 	}
@@ -511,13 +511,14 @@ func (r *Run) plot() error {
 func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 
 // writeEval writes the evaluation of the actor's adapter of iteration it
-// on split: eval/<split>.json, the summary (sum, rollout.Summarize of
-// trajs) and every episode in brief, and its episodes whole in
-// trajectories/eval-<split>.jsonl.gz. The iteration lets a sweep tell
+// on split: eval/<name>.json, the summary (sum, rollout.Summarize of
+// trajs), what a sampled evaluation adds (nil for a greedy one, whose
+// name is its split) and every episode in brief, and its episodes whole
+// in trajectories/eval-<name>.jsonl.gz. The iteration lets a sweep tell
 // the final adapter's evaluation from one made while the run was short
 // of its last iteration.
-func writeEval(dir string, split envs.Split, it int, trajs []rollout.Trajectory, sum rollout.Summary) error {
-	if err := writeTrajectories(dir, "eval-"+string(split), trajs); err != nil {
+func writeEval(dir, name string, split envs.Split, it int, trajs []rollout.Trajectory, sum rollout.Summary, sampled *SampledEval) error {
+	if err := writeTrajectories(dir, "eval-"+name, trajs); err != nil {
 		return err
 	}
 	data, err := json.MarshalIndent(struct {
@@ -526,13 +527,17 @@ func writeEval(dir string, split envs.Split, it int, trajs []rollout.Trajectory,
 		Adapter      string          `json:"adapter"`
 		Iteration    int             `json:"iteration"`
 		Summary      rollout.Summary `json:"summary"`
+		Sampled      *SampledEval    `json:"sampled,omitempty"`
 		Episodes     []EvalEpisode   `json:"episode_actions"`
-	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), it, sum, briefEpisodes(trajs)}, "", "  ")
+	}{split, sum.Episodes + sum.Errors, filepath.Join("adapters", ActorAdapter+".gguf"), it, sum, sampled, briefEpisodes(trajs)}, "", "  ")
 	if err != nil {
 		return err
 	}
-	return atomicfile.WriteFile(filepath.Join(dir, "eval", string(split)+".json"), append(data, '\n'))
+	return atomicfile.WriteFile(EvalFile(dir, name), append(data, '\n'))
 }
+
+// EvalFile is where writeEval puts the evaluation called name.
+func EvalFile(dir, name string) string { return filepath.Join(dir, "eval", name+".json") }
 
 // writeTrajectories writes the episodes gzipped to the run dir's
 // trajectories/NAME.jsonl.gz.

@@ -398,10 +398,11 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 		r.keepRecordedEvaluations(cell, dir, r.logf)
 	}
 	for _, split := range r.unevaluated(dir) {
-		sum, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, r.Eval.Episodes, r.env.Progress)
+		ev, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, r.Eval.Episodes, Greedy, r.env.Progress)
 		if err != nil {
 			return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), split, err)
 		}
+		sum := ev.Summary
 		r.logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
 			sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
 	}
@@ -446,7 +447,7 @@ func (s *Sweep) unevaluated(dir string) []envs.Split {
 // Evaluations written before they recorded their iteration are taken
 // as they are.
 func (s *Sweep) evaluationOf(dir string, split envs.Split) string {
-	path := filepath.Join(dir, "eval", string(split)+".json")
+	path := EvalFile(dir, string(split))
 	data, err := os.ReadFile(path)
 	if err != nil {
 		return "not evaluated on " + string(split)

@@ -3,6 +3,7 @@ package rollout
 import (
 	"math"
 	"slices"
+	"strings"
 	"testing"
 
 	"github.com/agentrl/agentrl/envs"
@@ -51,6 +52,51 @@ func TestPassHatK(t *testing.T) {
 	}
 }
 
+func TestPassAtK(t *testing.T) {
+	cases := []struct {
+		tasks []Trials
+		k     int
+		want  float64
+	}{
+		{[]Trials{{1, 4}}, 1, 0.25},
+		{[]Trials{{1, 4}}, 2, 0.5},        // 1 - C(3,2)/C(4,2) = 1 - 3/6
+		{[]Trials{{1, 4}}, 3, 0.75},       // 1 - C(3,3)/C(4,3)
+		{[]Trials{{1, 4}}, 4, 1},          // n - c < k
+		{[]Trials{{2, 5}}, 2, 1 - 3.0/10}, // C(3,2)/C(5,2)
+		{[]Trials{{0, 8}, {8, 8}}, 3, 0.5},
+		{[]Trials{{60, 100}}, 1, 0.6},
+	}
+	for _, c := range cases {
+		got, err := PassAtK(c.tasks, c.k)
+		if err != nil || math.Abs(got-c.want) > 1e-12 {
+			t.Errorf("PassAtK(%v, %d) = %v, %v; want %v", c.tasks, c.k, got, err, c.want)
+		}
+	}
+	// pass@k never falls with k, and starts where pass^k does.
+	tasks := []Trials{{7, 10}, {3, 10}, {0, 10}}
+	prev := -1.0
+	for k := 1; k <= 10; k++ {
+		p, err := PassAtK(tasks, k)
+		if err != nil || p < prev {
+			t.Fatalf("k=%d: %v, %v after %v", k, p, err, prev)
+		}
+		prev = p
+	}
+	if at, hat := must(PassAtK(tasks, 1)), must(PassHatK(tasks, 1)); at != hat {
+		t.Errorf("pass@1 %v, pass^1 %v", at, hat)
+	}
+	if _, err := PassAtK([]Trials{{1, 2}}, 3); err == nil || !strings.Contains(err.Error(), "pass@k: task 0 has 2 attempts") {
+		t.Errorf("k above the attempts: %v", err)
+	}
+}
+
+func must(p float64, err error) float64 {
+	if err != nil {
+		panic(err)
+	}
+	return p
+}
+
 func TestPassHatKsGroupsEpisodesByTask(t *testing.T) {
 	ep := func(split string, seed int64, success bool, err string) Trajectory {
 		return Trajectory{Split: envs.Split(split), Seed: seed, Success: success, Error: err}
@@ -87,5 +133,9 @@ func TestPassHatKsGroupsEpisodesByTask(t *testing.T) {
 	}
 	if _, err := PassHatKs([]Trajectory{ep("test", 1, true, "failed")}); err == nil {
 		t.Fatal("no error when every episode failed")
+	}
+	// pass@k of the same: k = 1 as above; k = 2: (1 + 2/3 + 1)/3; k = 3: 1, each task has a success in its 3.
+	if got, err := PassAtKs(ts); err != nil || len(got) != 3 || math.Abs(got[0]-2.0/3) > 1e-12 || math.Abs(got[1]-(1+2.0/3+1)/3) > 1e-12 || got[2] != 1 {
+		t.Fatalf("PassAtKs = %v, %v", got, err)
 	}
 }

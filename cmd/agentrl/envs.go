@@ -463,9 +463,12 @@ func runEnvsEval(c *cli.Context) error {
 		return runErr
 	}
 	summary := rollout.Summarize(trajs)
-	var passHatK []float64
+	var passHatK, passAtK []float64
 	if trials > 1 {
 		if passHatK, err = rollout.PassHatKs(trajs); err != nil {
+			return err
+		}
+		if passAtK, err = rollout.PassAtKs(trajs); err != nil {
 			return err
 		}
 	}
@@ -478,7 +481,7 @@ func runEnvsEval(c *cli.Context) error {
 			"seconds": seconds, "summary": summary,
 		}
 		if trials > 1 {
-			report["trials"], report["pass_hat_k"] = trials, passHatK
+			report["trials"], report["pass_hat_k"], report["pass_at_k"] = trials, passHatK, passAtK
 		}
 		if c.String("policy") == "model" {
 			report["model"], report["lora"] = c.String("model"), c.StringSlice("lora")
@@ -490,7 +493,11 @@ func runEnvsEval(c *cli.Context) error {
 	}
 	printSummary(c.App.Writer, src.spec.Name, cfg, c.String("policy"), summary)
 	if trials > 1 {
-		fmt.Fprintf(c.App.Writer, "pass^k           ")
+		fmt.Fprintf(c.App.Writer, "pass@k           ")
+		for k, p := range passAtK {
+			fmt.Fprintf(c.App.Writer, "k=%d %.3f  ", k+1, p)
+		}
+		fmt.Fprintf(c.App.Writer, "(a success among k attempts)\npass^k           ")
 		for k, p := range passHatK {
 			fmt.Fprintf(c.App.Writer, "k=%d %.3f  ", k+1, p)
 		}

@@ -171,7 +171,8 @@ func TestEvalPrintsJSONAndWritesTrajectories(t *testing.T) {
 }
 
 // TestEvalTrialsReportPassHatK plays each task several times and reports
-// pass^k from the attempts, which the trajectory file holds as groups.
+// pass^k and pass@k from the attempts, which the trajectory file holds as
+// groups.
 func TestEvalTrialsReportPassHatK(t *testing.T) {
 	name := someEnv(t)
 	path := filepath.Join(t.TempDir(), "traj.jsonl")
@@ -183,20 +184,24 @@ func TestEvalTrialsReportPassHatK(t *testing.T) {
 	var res struct {
 		Trials   int
 		PassHatK []float64 `json:"pass_hat_k"`
+		PassAtK  []float64 `json:"pass_at_k"`
 		Summary  rollout.Summary
 	}
 	if err := json.Unmarshal([]byte(out), &res); err != nil {
 		t.Fatalf("output is not JSON: %v\n%s", err, out)
 	}
-	if res.Trials != 3 || len(res.PassHatK) != 3 || res.Summary.Episodes != 12 || res.Summary.Errors != 0 {
+	if res.Trials != 3 || len(res.PassHatK) != 3 || len(res.PassAtK) != 3 || res.Summary.Episodes != 12 || res.Summary.Errors != 0 {
 		t.Fatalf("results %+v", res)
 	}
 	if math.Abs(res.PassHatK[0]-res.Summary.SuccessRate) > 1e-12 {
 		t.Errorf("pass^1 %v is not the success rate %v", res.PassHatK[0], res.Summary.SuccessRate)
 	}
+	if res.PassAtK[0] != res.PassHatK[0] {
+		t.Errorf("pass@1 %v, pass^1 %v", res.PassAtK[0], res.PassHatK[0])
+	}
 	for k := 1; k < 3; k++ {
-		if res.PassHatK[k] > res.PassHatK[k-1] {
-			t.Errorf("pass^k rises with k: %v", res.PassHatK)
+		if res.PassHatK[k] > res.PassHatK[k-1] || res.PassAtK[k] < res.PassAtK[k-1] {
+			t.Errorf("pass^k rises or pass@k falls with k: %v, %v", res.PassHatK, res.PassAtK)
 		}
 	}
 	trajs := readTrajectories(t, path)
@@ -218,7 +223,7 @@ func TestEvalTrialsReportPassHatK(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, want := range []string{"seeds 0-1, random policy", "episodes         4 ", "pass^k           k=1 ", "k=2 ", "(2 attempts at each task)"} {
+	for _, want := range []string{"seeds 0-1, random policy", "episodes         4 ", "pass@k           k=1 ", "(a success among k attempts)\npass^k           k=1 ", "k=2 ", "(2 attempts at each task)"} {
 		if !strings.Contains(text, want) {
 			t.Errorf("text output lacks %q:\n%s", want, text)
 		}

@@ -175,14 +175,26 @@ func runTrain(c *cli.Context, alg string) error {
 func evalCommand() *cli.Command {
 	return &cli.Command{
 		Name:  "eval",
-		Usage: "evaluate a run's latest actor adapter greedily on a split, writing RUNDIR/eval/SPLIT.json",
+		Usage: "evaluate a run's latest actor adapter on a split, greedily or by sampling (pass@k), writing RUNDIR/eval/NAME.json",
+		Description: "Greedy by default, as runs and sweeps evaluate: one episode on each of the split's first tasks,\n" +
+			"written to RUNDIR/eval/SPLIT.json. With --temperature above 0 it samples --trials episodes of each task\n" +
+			"and reports pass@1 (the mean success, its standard error over the tasks), pass@k (a success in k trials)\n" +
+			"and pass^k (success in all k, tau-bench's consistency) for k up to --trials, written beside the greedy\n" +
+			"evaluation as RUNDIR/eval/SPLIT-tT-xN.json (reports compare it as a split, e.g. --split test-t1-x4).",
 		Flags: []cli.Flag{
 			&cli.StringFlag{Name: "run", Required: true, Usage: "the run directory (`RUNDIR`)"},
 			&cli.StringFlag{Name: "split", Value: string(envs.Test), Usage: "test or unseen (or train)"},
-			&cli.IntFlag{Name: "episodes", Value: 100, Usage: "episodes, on the split's first tasks"},
+			&cli.IntFlag{Name: "episodes", Value: 100, Usage: "tasks, the split's first"},
+			&cli.Float64Flag{Name: "temperature", Value: 0, Usage: "0 decodes greedily; above 0 samples at this temperature"},
+			&cli.IntFlag{Name: "trials", Value: 1, Usage: "episodes of each task (above 1 needs --temperature)"},
+			&cli.Int64Flag{Name: "seed", Value: rl.Greedy.Seed, Usage: "the sampling seed: the same seed plays the same episodes again"},
 		},
 		Action: func(c *cli.Context) error {
 			loadGPUBackends()
+			d := rl.Decoding{Temperature: c.Float64("temperature"), Trials: c.Int("trials"), Seed: c.Int64("seed")}
+			if err := d.Check(); err != nil {
+				return err
+			}
 			dir := c.String("run")
 			cfg, modelPath, newEnv, err := openRunDir(dir, "")
 			if err != nil {
@@ -192,13 +204,20 @@ func evalCommand() *cli.Command {
 			if err != nil {
 				return err
 			}
-			sum, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"), c.App.ErrWriter)
+			ev, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"), d, c.App.ErrWriter)
 			if err != nil {
 				return err
 			}
+			sum := ev.Summary
 			fmt.Fprintf(c.App.Writer, "%s on %s %s: success %.3f ± %.3f, score %.3f ± %.3f, steps %.2f, invalid actions %.3f (%d episodes, %d failed, %d cut short by the context)\n",
-				dir, cfg.Env, split, sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.MeanScoreSE, sum.MeanSteps,
+				dir, cfg.Env, d.Name(split), sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.MeanScoreSE, sum.MeanSteps,
 				sum.InvalidActionRate, sum.Episodes, sum.Errors, sum.ContextFull)
+			if s := ev.Sampled; s != nil {
+				k := len(s.PassAtK)
+				fmt.Fprintf(c.App.Writer, "%d tasks x %d trials at temperature %g: pass@1 %.3f ± %.3f (over the tasks), pass@%d %.3f, pass^%d %.3f\n",
+					s.Tasks, s.Trials, s.Temperature, s.PassAtK[0], s.PassAt1SE, k, s.PassAtK[k-1], k, s.PassHatK[k-1])
+			}
+			fmt.Fprintf(c.App.Writer, "written to %s\n", ev.File)
 			return nil
 		},
 	}
