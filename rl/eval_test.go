@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -92,6 +93,10 @@ func TestSampledEvaluation(t *testing.T) {
 		t.Fatal(err)
 	}
 
+	// A run directory copied without its episodes takes the evaluation too.
+	if err := os.RemoveAll(filepath.Join(dir, "trajectories")); err != nil {
+		t.Fatal(err)
+	}
 	d := Decoding{Temperature: 1, Trials: 4, Seed: 7}
 	sampled, err := EvaluateRun(context.Background(), dir, model, newEnv, envs.Test, tasks, d, nil)
 	if err != nil {

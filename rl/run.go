@@ -518,6 +518,13 @@ func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 // the final adapter's evaluation from one made while the run was short
 // of its last iteration.
 func writeEval(dir, name string, split envs.Split, it int, trajs []rollout.Trajectory, sum rollout.Summary, sampled *SampledEval) error {
+	// A run directory copied without them (its adapters and settings
+	// alone) still takes the evaluation it was given.
+	for _, sub := range []string{"eval", "trajectories"} {
+		if err := os.MkdirAll(filepath.Join(dir, sub), 0o755); err != nil {
+			return err
+		}
+	}
 	if err := writeTrajectories(dir, "eval-"+name, trajs); err != nil {
 		return err
 	}
