@@ -58,12 +58,14 @@ grpo: {group: 2, minibatches: 1}
 		args []string
 		want string
 	}{
+		{[]string{"--split", "dev"}, `--split: unknown split "dev"`},
+		{[]string{"--episodes", "0"}, "--episodes 0 must be positive"},
 		{[]string{"--trials", "2"}, "--trials 2: greedy decoding (--temperature 0) plays a task the same way every time"},
 		{[]string{"--temperature", "-0.5"}, "--temperature -0.5"},
 		{[]string{"--temperature", "1", "--trials", "0"}, "--trials 0"},
 		{[]string{"--temperature", "1", "--seed", "-3"}, "--seed -3"},
 	} {
-		if _, err := runApp(t, newApp(), append([]string{"eval", "--run", filepath.Join(dir, "none")}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := runApp(t, newApp(), append([]string{"eval", "--run", run}, c.args...)...); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%v: got %v, want an error containing %q", c.args, err, c.want)
 		}
 	}

@@ -202,7 +202,10 @@ func evalCommand() *cli.Command {
 			}
 			split, err := envs.ParseSplit(c.String("split"))
 			if err != nil {
-				return err
+				return fmt.Errorf("--split: %w", err)
+			}
+			if n := c.Int("episodes"); n <= 0 {
+				return fmt.Errorf("--episodes %d must be positive", n)
 			}
 			ev, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"), d, c.App.ErrWriter)
 			if err != nil {
