@@ -161,8 +161,8 @@ func fileDigest(path string) (string, error) {
 // where its new actor adapter is byte for byte the one they were made
 // with, the evaluation's settings are the recorded run's and the
 // evaluations have the sweep's number of episodes: greedy evaluations of
-// the same adapter with the same settings come out the same, and each
-// split costs minutes on a real model. Otherwise the run is evaluated
+// the same adapter with the same settings come out the same (and sampled
+// ones from the same seed), and each costs minutes on a real model. Otherwise the run is evaluated
 // again, and the log says why; so it is when the record cannot be read.
 func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(string, ...any)) {
 	missing := s.unevaluated(dir)
@@ -198,20 +198,20 @@ func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(strin
 		return
 	}
 	var kept []string
-	for _, split := range missing {
-		name := filepath.Join("eval", string(split)+".json")
-		if _, err := os.Stat(filepath.Join(recorded, name)); errors.Is(err, fs.ErrNotExist) {
+	for _, e := range missing {
+		from := EvalFile(recorded, e.name())
+		if _, err := os.Stat(from); errors.Is(err, fs.ErrNotExist) {
 			continue
 		}
-		if lack := s.evaluationOf(recorded, split); lack != "" {
+		if lack := s.evaluationOf(recorded, e); lack != "" {
 			again("the recorded run: %s", lack)
 			continue
 		}
-		if err := atomicfile.Copy(filepath.Join(recorded, name), filepath.Join(dir, name)); err != nil {
+		if err := atomicfile.Copy(from, EvalFile(dir, e.name())); err != nil {
 			again("%v", err)
 			continue
 		}
-		kept = append(kept, string(split))
+		kept = append(kept, e.name())
 	}
 	if len(kept) > 0 {
 		logf("sweep: %s made the recorded actor adapter again (sha256 %.12s): its recorded evaluations on %s are kept", c.name(), got, strings.Join(kept, ", "))
@@ -295,11 +295,11 @@ func (s *Sweep) restorable(c sweepCell) (ok bool, why string, err error) {
 	if len(changed) > 0 {
 		return false, "recorded with other settings: " + strings.Join(changed, "; "), nil
 	}
-	for _, split := range s.Eval.Splits {
+	for _, e := range s.evaluations() {
 		if s.Eval.Episodes == 0 {
 			break
 		}
-		if lack := s.evaluationOf(dir, split); lack != "" {
+		if lack := s.evaluationOf(dir, e); lack != "" {
 			return false, lack, nil
 		}
 	}

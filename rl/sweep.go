@@ -2,6 +2,7 @@ package rl
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -101,10 +102,52 @@ type SweepVariant struct {
 	Set       []string `yaml:"set"`
 }
 
-// SweepEval is the final evaluation of each run of a sweep.
+// SweepEval is the final evaluation of each run of a sweep: greedy, on
+// the first Episodes tasks of each split, and, where Sampled asks for it,
+// sampled on the same tasks besides.
 type SweepEval struct {
-	Splits   []envs.Split `yaml:"splits"`
-	Episodes int          `yaml:"episodes"`
+	Splits   []envs.Split  `yaml:"splits"`
+	Episodes int           `yaml:"episodes"`
+	Sampled  *SweepSampled `yaml:"sampled"`
+}
+
+// SweepSampled is a sweep's sampled evaluation (Decoding): Trials
+// episodes of each task at Temperature, from Seed (0 or absent: 1, as
+// `agentrl eval`).
+type SweepSampled struct {
+	Temperature float64 `yaml:"temperature"`
+	Trials      int     `yaml:"trials"`
+	Seed        int64   `yaml:"seed"`
+}
+
+// decoding is the evaluation's decoding, the seed's default filled in.
+func (sm SweepSampled) decoding() Decoding {
+	return Decoding{Temperature: sm.Temperature, Trials: sm.Trials, Seed: cmp.Or(sm.Seed, Greedy.Seed)}
+}
+
+// sweepEvaluation is one of the evaluations a sweep makes of each run:
+// a split, decoded greedily or sampled.
+type sweepEvaluation struct {
+	split    envs.Split
+	decoding Decoding
+}
+
+// name is the evaluation's file name in eval/ and its split in reports.
+func (e sweepEvaluation) name() string { return e.decoding.Name(e.split) }
+
+// evaluations lists the sweep's evaluations: each split greedily, then
+// each sampled where eval.sampled asks for it.
+func (s *Sweep) evaluations() []sweepEvaluation {
+	var out []sweepEvaluation
+	for _, split := range s.Eval.Splits {
+		out = append(out, sweepEvaluation{split, Greedy})
+	}
+	if sm := s.Eval.Sampled; sm != nil {
+		for _, split := range s.Eval.Splits {
+			out = append(out, sweepEvaluation{split, sm.decoding()})
+		}
+	}
+	return out
 }
 
 // ReadSweep reads a sweep file; unknown keys are errors naming them.
@@ -151,6 +194,14 @@ func ReadSweep(path string) (Sweep, error) {
 	for _, sp := range s.Eval.Splits {
 		if _, err := envs.ParseSplit(string(sp)); err != nil {
 			return s, fmt.Errorf("sweep %s: eval.splits: %w", path, err)
+		}
+	}
+	if sm := s.Eval.Sampled; sm != nil {
+		switch err := sm.decoding().Check(); {
+		case sm.Temperature == 0:
+			return s, fmt.Errorf("sweep %s: eval.sampled.temperature: above 0 (the greedy evaluation is the sweep's already)", path)
+		case err != nil:
+			return s, fmt.Errorf("sweep %s: eval.sampled: %s", path, strings.NewReplacer("--", "").Replace(err.Error()))
 		}
 	}
 	// Every run's configuration must be valid before the first starts.
@@ -397,13 +448,13 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 		r.logf("sweep: %s finished in %s", cell.name(), time.Since(start).Round(time.Second))
 		r.keepRecordedEvaluations(cell, dir, r.logf)
 	}
-	for _, split := range r.unevaluated(dir) {
-		ev, err := EvaluateRun(ctx, dir, modelPath, newEnv, split, r.Eval.Episodes, Greedy, r.env.Progress)
+	for _, e := range r.unevaluated(dir) {
+		ev, err := EvaluateRun(ctx, dir, modelPath, newEnv, e.split, r.Eval.Episodes, e.decoding, r.env.Progress)
 		if err != nil {
-			return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), split, err)
+			return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), e.name(), err)
 		}
 		sum := ev.Summary
-		r.logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), split,
+		r.logf("sweep: %s on %s: success %.3f ± %.3f, score %.3f (%d episodes)", cell.name(), e.name(),
 			sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.Episodes)
 	}
 	if r.Record != "" && !stale {
@@ -422,42 +473,48 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 	return r.writeReport()
 }
 
-// unevaluated lists the sweep's evaluation splits the run in dir has no
-// evaluation on, of the sweep's number of episodes.
-func (s *Sweep) unevaluated(dir string) []envs.Split {
+// unevaluated lists the sweep's evaluations the run in dir lacks, of the
+// sweep's number of episodes.
+func (s *Sweep) unevaluated(dir string) []sweepEvaluation {
 	if s.Eval.Episodes == 0 {
 		return nil
 	}
-	var out []envs.Split
-	for _, split := range s.Eval.Splits {
-		if s.evaluationOf(dir, split) != "" {
-			out = append(out, split)
+	var out []sweepEvaluation
+	for _, e := range s.evaluations() {
+		if s.evaluationOf(dir, e) != "" {
+			out = append(out, e)
 		}
 	}
 	return out
 }
 
-// evaluationOf says what the run in dir lacks of the sweep's evaluation on
-// split: "" when it has one of the sweep's number of episodes, of the
-// adapter of the run's last finished iteration. A run's own
-// last-iteration evaluation (eval.episodes of its config) may be of
-// another number, and does not stand for the sweep's; nor does an
-// evaluation made before the run went on to more iterations (`agentrl
-// eval` on a run in progress, or a finished run resumed for more).
-// Evaluations written before they recorded their iteration are taken
-// as they are.
-func (s *Sweep) evaluationOf(dir string, split envs.Split) string {
-	path := EvalFile(dir, string(split))
+// evaluationOf says what the run in dir lacks of the sweep's evaluation
+// e: "" when it has one of the sweep's number of episodes (and, sampled,
+// of its trials and seed), of the adapter of the run's last finished
+// iteration. A run's own last-iteration evaluation (eval.episodes of its
+// config) may be of another number, and does not stand for the sweep's;
+// nor does an evaluation made before the run went on to more iterations
+// (`agentrl eval` on a run in progress, or a finished run resumed for
+// more). Evaluations written before they recorded their iteration are
+// taken as they are.
+func (s *Sweep) evaluationOf(dir string, e sweepEvaluation) string {
+	path := EvalFile(dir, e.name())
 	data, err := os.ReadFile(path)
 	if err != nil {
-		return "not evaluated on " + string(split)
+		return "not evaluated on " + e.name()
 	}
-	var ev report.Eval
+	var ev struct {
+		report.Eval
+		Sampled *SampledEval `json:"sampled"`
+	}
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return fmt.Sprintf("%s: %v", path, err)
 	}
-	if ev.Split != string(split) || ev.Episodes != s.Eval.Episodes {
-		return fmt.Sprintf("its evaluation on %s is of %d episodes on %q, the sweep asks for %d", split, ev.Episodes, ev.Split, s.Eval.Episodes)
+	if want := s.Eval.Episodes * e.decoding.Trials; ev.Split != string(e.split) || ev.Episodes != want {
+		return fmt.Sprintf("its evaluation %s is of %d episodes on %q, the sweep asks for %d", e.name(), ev.Episodes, ev.Split, want)
+	}
+	if e.decoding != Greedy && (ev.Sampled == nil || ev.Sampled.Seed != e.decoding.Seed) {
+		return fmt.Sprintf("its evaluation %s is not sampled from seed %d", e.name(), e.decoding.Seed)
 	}
 	if ev.Iteration != 0 {
 		st, _, err := readState(dir)
@@ -465,7 +522,7 @@ func (s *Sweep) evaluationOf(dir string, split envs.Split) string {
 			return err.Error()
 		}
 		if ev.Iteration != st.Iteration {
-			return fmt.Sprintf("its evaluation on %s is of iteration %d's adapter, the run has finished %d", split, ev.Iteration, st.Iteration)
+			return fmt.Sprintf("its evaluation %s is of iteration %d's adapter, the run has finished %d", e.name(), ev.Iteration, st.Iteration)
 		}
 	}
 	return ""
@@ -515,11 +572,11 @@ func (s *Sweep) writeReport() error {
 		return err
 	}
 	opts := report.Options{Split: report.DefaultSplit, Title: "Sweep " + filepath.Base(s.Out), Unreadable: unreadable}
-	for i, split := range s.Eval.Splits {
+	for i, e := range s.evaluations() {
 		if i == 0 {
-			opts.Split = string(split)
+			opts.Split = e.name()
 		} else {
-			opts.AlsoSplits = append(opts.AlsoSplits, string(split))
+			opts.AlsoSplits = append(opts.AlsoSplits, e.name())
 		}
 	}
 	if _, _, err = report.Write(runs, filepath.Join(s.Out, "report.md"), opts); err != nil {

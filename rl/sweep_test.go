@@ -74,11 +74,76 @@ func TestSweepErrors(t *testing.T) {
 		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\noverrides: {ppo: [ppo.lr=1]}\n", `overrides for "ppo"`},
 		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [dev]}\n", "eval.splits"},
 		{"out: x\nrecord: ./x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\n", "record must be another directory"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {trials: 4}}\n", "eval.sampled.temperature: above 0"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {temperature: 1}}\n", "eval.sampled: trials 0"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {temperature: 1, trials: 2, seed: -2}}\n", "eval.sampled: seed -2"},
 	} {
 		if _, err := ReadSweep(writeConfig(t, c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error containing %q", c.text, err, c.want)
 		}
 	}
+}
+
+// TestSweepSampledEvaluation: a sweep that asks for a sampled
+// evaluation besides the greedy one makes both, records both, reports
+// both, and makes again only the one a run lacks or whose seed changed.
+func TestSweepSampledEvaluation(t *testing.T) {
+	model := tinyModel(t)
+	text := "out: grid\nrecord: record\nalgorithms: [sft]\nenvs: [guess]\nseeds: [1]\n" +
+		"eval: {splits: [test], episodes: 2, sampled: {temperature: 1, trials: 2}}\n" + guessSweepConfig
+	path := writeConfig(t, text)
+	s, err := ReadSweep(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var log strings.Builder
+	se := guessSweepEnv(model, &log)
+	if err := RunSweep(context.Background(), s, se); err != nil {
+		t.Fatalf("%v\n%s", err, log.String())
+	}
+	run := filepath.Join(s.Out, "guess-sft-seed1")
+	for _, dir := range []string{run, filepath.Join(s.Record, "guess-sft-seed1")} {
+		for _, name := range []string{"test", "test-t1-x2"} {
+			if _, err := os.Stat(EvalFile(dir, name)); err != nil {
+				t.Errorf("%v", err)
+			}
+		}
+	}
+	if !strings.Contains(log.String(), "sweep: guess-sft-seed1 on test: success") || !strings.Contains(log.String(), "sweep: guess-sft-seed1 on test-t1-x2: success") || !strings.Contains(log.String(), "(4 episodes)") {
+		t.Fatalf("the log lacks an evaluation:\n%s", log.String())
+	}
+	if report, err := os.ReadFile(filepath.Join(s.Out, "report.md")); err != nil || !strings.Contains(string(report), "success on test-t1-x2") {
+		t.Errorf("the report has no column for the sampled evaluation: %v\n%s", err, report)
+	}
+
+	evaluated := func(what string, want ...string) {
+		t.Helper()
+		log.Reset()
+		if err := RunSweep(context.Background(), s, se); err != nil {
+			t.Fatalf("%v\n%s", err, log.String())
+		}
+		var got []string
+		for _, name := range []string{"test", "test-t1-x2"} {
+			if strings.Contains(log.String(), " on "+name+": success") {
+				got = append(got, name)
+			}
+		}
+		if !slices.Equal(got, want) || strings.Contains(log.String(), "sweep: run") {
+			t.Fatalf("%s: evaluated %v, want %v, nothing trained:\n%s", what, got, want, log.String())
+		}
+	}
+	evaluated("a second pass")
+	if err := os.Remove(EvalFile(run, "test-t1-x2")); err != nil {
+		t.Fatal(err)
+	}
+	evaluated("the sampled evaluation lost", "test-t1-x2")
+	if err := os.WriteFile(path, []byte(strings.Replace(text, "trials: 2}", "trials: 2, seed: 5}", 1)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if s, err = ReadSweep(path); err != nil {
+		t.Fatal(err)
+	}
+	evaluated("another sampling seed", "test-t1-x2")
 }
 
 // TestSweepFindsMistypedNamesFirst: an environment the grid names that

@@ -231,7 +231,8 @@ func sweepCommand() *cli.Command {
 		Name:      "sweep",
 		Usage:     "run a grid of training runs (algorithms x envs x seeds), resuming where it stopped, and report",
 		ArgsUsage: "FILE.yaml",
-		Description: "The file names out (the sweep's directory), algorithms, envs, seeds, eval (splits and episodes)\n" +
+		Description: "The file names out (the sweep's directory), algorithms, envs, seeds, eval (splits, episodes and\n" +
+			"optionally sampled: {temperature, trials}, a sampled evaluation besides the greedy one)\n" +
 			"and config (the base settings of every run); optionally overrides (KEY=VALUE settings per algorithm),\n" +
 			"variants (methods that are an algorithm with other settings) and init_from_sft (every run starts from\n" +
 			"its seed's sft adapter). Finished runs are skipped, unfinished ones resumed;\n" +
