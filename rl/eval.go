@@ -19,30 +19,45 @@ import (
 )
 
 // Decoding is how an evaluation picks its actions: greedily (Greedy), one
-// episode a task, as every run and sweep evaluates; or by sampling at
-// Temperature, Trials episodes of each task, from the random streams of
-// Seed, which measures the success a policy has when it samples, as it
-// does in training, and gives pass@k and pass^k (SampledEval).
+// episode a task, as every run evaluates and every sweep does first; or
+// by sampling at Temperature, Trials episodes of each task, from the
+// random streams of Seed, which measures the success a policy has when it
+// samples (as in training, at the run's rollout.temperature) and gives
+// pass@k and pass^k (SampledEval).
 type Decoding struct {
 	Temperature float64
 	Trials      int
 	Seed        int64
 }
 
-// Greedy is the decoding of every run's and sweep's evaluations.
+// Greedy is the decoding of every run's evaluations and a sweep's first.
 var Greedy = Decoding{Trials: 1, Seed: 1}
 
+// DecodingKeys name a Decoding's settings in error messages.
+type DecodingKeys struct{ Temperature, Trials, Seed string }
+
+// Flags are the names `agentrl eval` gives the settings.
+var Flags = DecodingKeys{"--temperature", "--trials", "--seed"}
+
 // Check says what is wrong with d, naming the command-line flags.
-func (d Decoding) Check() error {
+func (d Decoding) Check() error { return d.CheckAs(Flags) }
+
+// CheckAs says what is wrong with d, naming its settings by keys. It
+// refuses what the sampler would refuse at its first episode, after the
+// model has loaded (or, in a sweep, after a run has trained).
+func (d Decoding) CheckAs(keys DecodingKeys) error {
+	t := d.Temperature
 	switch {
-	case math.IsNaN(d.Temperature) || d.Temperature < 0:
-		return fmt.Errorf("--temperature %g: 0 decodes greedily, above 0 samples", d.Temperature)
+	case math.IsNaN(t) || t < 0 || t > math.MaxFloat32:
+		return fmt.Errorf("%s %g: 0 decodes greedily, a finite temperature above 0 samples", keys.Temperature, t)
+	case t > 0 && t < llm.MinTemperature:
+		return fmt.Errorf("%s %g: below %g, use 0 (greedy decoding)", keys.Temperature, t, llm.MinTemperature)
 	case d.Trials < 1:
-		return fmt.Errorf("--trials %d: at least 1 episode a task", d.Trials)
-	case d.Temperature == 0 && d.Trials > 1:
-		return fmt.Errorf("--trials %d: greedy decoding (--temperature 0) plays a task the same way every time; sample at a temperature above 0", d.Trials)
+		return fmt.Errorf("%s %d: at least 1 episode a task", keys.Trials, d.Trials)
+	case t == 0 && d.Trials > 1:
+		return fmt.Errorf("%s %d: greedy decoding (%s 0) plays a task the same way every time; sample at a temperature above 0", keys.Trials, d.Trials, keys.Temperature)
 	case d.Seed < 0:
-		return fmt.Errorf("--seed %d: an evaluation's seed is 0 or above, so that it can be played again", d.Seed)
+		return fmt.Errorf("%s %d: an evaluation's seed is 0 or above, so that it can be played again", keys.Seed, d.Seed)
 	}
 	return nil
 }
@@ -126,7 +141,10 @@ func briefEpisodes(trajs []rollout.Trajectory) []EvalEpisode {
 // the decoding and, over the tasks, pass@k and pass^k for k = 1 up to
 // the trials (fewer where an episode ended in an error: see
 // rollout.PassAtKs), and pass@1's standard error over the tasks, whose
-// trials are not independent draws of the policy's success.
+// trials are not independent draws of the policy's success. pass@1 is
+// the mean of the tasks' success rates: the summary's success pools the
+// episodes, and differs from it where errors leave tasks with unequal
+// attempts.
 type SampledEval struct {
 	Temperature float64   `json:"temperature"`
 	Trials      int       `json:"trials"`
@@ -137,9 +155,16 @@ type SampledEval struct {
 	PassAt1SE   float64   `json:"pass_at_1_se"`
 }
 
-// sampledEval measures trajs, the episodes of a sampled evaluation.
+// sampledEval measures trajs, the episodes of a sampled evaluation. Where
+// no episode finished without an error, no task counts (Tasks 0, no
+// pass@k), and the evaluation is written all the same, as a greedy one
+// is, with its errors in the summary.
 func sampledEval(d Decoding, trajs []rollout.Trajectory) (*SampledEval, error) {
 	s := &SampledEval{Temperature: d.Temperature, Trials: d.Trials, Seed: d.Seed}
+	tasks := rollout.TaskTrials(trajs)
+	if len(tasks) == 0 {
+		return s, nil
+	}
 	var err error
 	if s.PassAtK, err = rollout.PassAtKs(trajs); err != nil {
 		return nil, err
@@ -147,7 +172,6 @@ func sampledEval(d Decoding, trajs []rollout.Trajectory) (*SampledEval, error) {
 	if s.PassHatK, err = rollout.PassHatKs(trajs); err != nil {
 		return nil, err
 	}
-	tasks := rollout.TaskTrials(trajs)
 	rates := make([]float64, len(tasks))
 	for i, t := range tasks {
 		rates[i] = float64(t.Successes) / float64(t.Attempts)
@@ -219,7 +243,7 @@ func EvaluateRun(ctx context.Context, dir, modelPath string, newEnv func() envs.
 			return RunEval{}, err
 		}
 	}
-	return out, writeEval(dir, d.Name(split), split, st.Iteration, trajs, out.Summary, out.Sampled)
+	return out, writeEval(dir, split, d, st.Iteration, trajs, out.Summary, out.Sampled)
 }
 
 // progressEvery is how often a long collection of episodes reports.

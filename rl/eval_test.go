@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/agentrl/agentrl/envs"
+	"github.com/agentrl/agentrl/rollout"
 )
 
 // TestEpisodeProgress checks the progress lines of a long collection: at
@@ -55,6 +56,9 @@ func TestDecodingErrors(t *testing.T) {
 		{Decoding{Temperature: 0, Trials: 2, Seed: 1}, "--trials 2: greedy decoding"},
 		{Decoding{Temperature: -1, Trials: 1, Seed: 1}, "--temperature -1"},
 		{Decoding{Temperature: math.NaN(), Trials: 1, Seed: 1}, "--temperature NaN"},
+		{Decoding{Temperature: math.Inf(1), Trials: 1, Seed: 1}, "--temperature +Inf"},
+		{Decoding{Temperature: 1e39, Trials: 1, Seed: 1}, "--temperature 1e+39"},
+		{Decoding{Temperature: 1e-4, Trials: 1, Seed: 1}, "--temperature 0.0001: below 0.001, use 0"},
 		{Decoding{Temperature: 1, Trials: 0, Seed: 1}, "--trials 0"},
 		{Decoding{Temperature: 1, Trials: 2, Seed: -1}, "--seed -1"},
 	} {
@@ -70,17 +74,38 @@ func TestDecodingErrors(t *testing.T) {
 	}
 }
 
+// coin is letters won when the action's first byte is even: about half
+// of the byte model's sampled actions, so that a sampled evaluation has
+// tasks won sometimes, always and never for pass@k and pass^k to count.
+type coin struct{ letters }
+
+func (c *coin) Step(text string) (envs.StepResult, error) {
+	won := len(text) > 0 && text[0]%2 == 0
+	reward := 0.0
+	if won {
+		reward = 1
+	}
+	return envs.StepResult{Observation: "ok", Reward: reward, Done: true, Info: envs.Info{ValidAction: true, Score: reward, Success: won}}, nil
+}
+
 // TestSampledEvaluation evaluates a trained run greedily and by sampling:
 // the sampled evaluation plays each task its number of times with varied
 // actions, writes pass@k and pass^k beside the greedy file (which it
 // leaves alone), and plays the same episodes again from the same seed.
 func TestSampledEvaluation(t *testing.T) {
 	dir, model := t.TempDir(), byteModel(t)
-	newEnv := func() envs.Env { return &letters{} }
-	if err := Train(context.Background(), lettersConfig("grpo", 1), Options{ModelPath: model, Dir: dir, NewEnv: newEnv, Progress: testLog{t}}); err != nil {
+	if err := Train(context.Background(), lettersConfig("grpo", 1), Options{ModelPath: model, Dir: dir, NewEnv: func() envs.Env { return &letters{} }, Progress: testLog{t}}); err != nil {
 		t.Fatal(err)
 	}
-	const tasks = 3
+	newEnv := func() envs.Env { return &coin{} }
+	// A run directory copied without its evaluations and episodes takes
+	// them too.
+	for _, sub := range []string{"eval", "trajectories"} {
+		if err := os.RemoveAll(filepath.Join(dir, sub)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	const tasks = 6
 	greedy, err := EvaluateRun(context.Background(), dir, model, newEnv, envs.Test, tasks, Greedy, nil)
 	if err != nil {
 		t.Fatal(err)
@@ -93,10 +118,6 @@ func TestSampledEvaluation(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	// A run directory copied without its episodes takes the evaluation too.
-	if err := os.RemoveAll(filepath.Join(dir, "trajectories")); err != nil {
-		t.Fatal(err)
-	}
 	d := Decoding{Temperature: 1, Trials: 4, Seed: 7}
 	sampled, err := EvaluateRun(context.Background(), dir, model, newEnv, envs.Test, tasks, d, nil)
 	if err != nil {
@@ -106,7 +127,7 @@ func TestSampledEvaluation(t *testing.T) {
 	if s == nil || sampled.File != EvalFile(dir, "test-t1-x4") || sampled.Summary.Episodes != tasks*d.Trials || s.Tasks != tasks || len(s.PassAtK) != d.Trials || len(s.PassHatK) != d.Trials {
 		t.Fatalf("sampled evaluation %+v, %+v", sampled, s)
 	}
-	if math.Abs(s.PassAtK[0]-sampled.Summary.SuccessRate) > 1e-12 || !slices.IsSorted(s.PassAtK) || s.PassHatK[0] != s.PassAtK[0] {
+	if math.Abs(s.PassAtK[0]-sampled.Summary.SuccessRate) > 1e-12 || !slices.IsSorted(s.PassAtK) || math.Abs(s.PassHatK[0]-s.PassAtK[0]) > 1e-12 {
 		t.Errorf("pass@k %v, pass^k %v with success rate %.3f: pass@1 is the success rate, and pass@k does not fall with k", s.PassAtK, s.PassHatK, sampled.Summary.SuccessRate)
 	}
 	trajs, err := ReadTrajectories(dir, "eval-test-t1-x4")
@@ -130,11 +151,15 @@ func TestSampledEvaluation(t *testing.T) {
 			allWon++
 		}
 	}
+	t.Logf("%d of %d tasks won at least once, %d every time; pass@k %v, pass^k %v", anyWon, tasks, allWon, s.PassAtK, s.PassHatK)
+	if anyWon == 0 || allWon == tasks || anyWon == allWon {
+		t.Fatalf("the coin's tasks were won %d times at least once and %d times always: no mix to count", anyWon, allWon)
+	}
 	if k := d.Trials - 1; math.Abs(s.PassAtK[k]-float64(anyWon)/tasks) > 1e-12 || math.Abs(s.PassHatK[k]-float64(allWon)/tasks) > 1e-12 {
 		t.Errorf("pass@k %v and pass^k %v, but %d of %d tasks have a success and %d succeed in every trial", s.PassAtK, s.PassHatK, anyWon, tasks, allWon)
 	}
 	if len(actions) < 2 {
-		t.Errorf("12 sampled episodes took one action: %v", actions)
+		t.Errorf("%d sampled episodes took one action: %v", len(trajs), actions)
 	}
 	var file struct {
 		Split   string       `json:"split"`
@@ -160,5 +185,15 @@ func TestSampledEvaluation(t *testing.T) {
 		if replayed[i].Steps[0].Action != trajs[i].Steps[0].Action {
 			t.Fatalf("episode %d: %q, then %q from the same seed", i, trajs[i].Steps[0].Action, replayed[i].Steps[0].Action)
 		}
+	}
+}
+
+// TestSampledEvalOfFailedEpisodes: where every episode ended in an error
+// there is no task to count, and the evaluation is still written.
+func TestSampledEvalOfFailedEpisodes(t *testing.T) {
+	failed := []rollout.Trajectory{{Seed: 0, Error: "the server is down"}, {Seed: 0, Sample: 1, Error: "the server is down"}}
+	s, err := sampledEval(Decoding{Temperature: 1, Trials: 2, Seed: 1}, failed)
+	if err != nil || s.Tasks != 0 || s.PassAtK != nil || s.PassHatK != nil || s.Trials != 2 {
+		t.Fatalf("%+v, %v", s, err)
 	}
 }

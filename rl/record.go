@@ -299,7 +299,7 @@ func (s *Sweep) restorable(c sweepCell) (ok bool, why string, err error) {
 		if s.Eval.Episodes == 0 {
 			break
 		}
-		if lack := s.evaluationOf(dir, e); lack != "" {
+		if lack := s.evaluationOf(dir, e); lack != "" && e.greedy() {
 			return false, lack, nil
 		}
 	}

@@ -369,7 +369,7 @@ func (r *Run) EndIteration(ctx context.Context, it int) error {
 		r.logf("iter %d/%d eval on %s: success %.2f, score %.3f, steps %.1f (%d episodes, %s)", it, r.Config.Iterations,
 			e.Split, sum.SuccessRate, sum.MeanScore, sum.MeanSteps, sum.Episodes, round(secs))
 		if last {
-			if err := writeEval(r.Dir, string(e.Split), e.Split, it, trajs, sum, nil); err != nil {
+			if err := writeEval(r.Dir, e.Split, Greedy, it, trajs, sum, nil); err != nil {
 				return err
 			}
 		}
@@ -392,7 +392,7 @@ func (r *Run) endShortened(ctx context.Context) error {
 		if err != nil {
 			return fmt.Errorf("evaluation after iteration %d: %w", r.State.Iteration, err)
 		}
-		if err := writeEval(r.Dir, string(e.Split), e.Split, r.State.Iteration, trajs, rollout.Summarize(trajs), nil); err != nil {
+		if err := writeEval(r.Dir, e.Split, Greedy, r.State.Iteration, trajs, rollout.Summarize(trajs), nil); err != nil {
 			return err
 		}
 	}
@@ -511,13 +511,14 @@ func (r *Run) plot() error {
 func (r *Run) firstIteration() int { return r.resumedAt + 1 }
 
 // writeEval writes the evaluation of the actor's adapter of iteration it
-// on split: eval/<name>.json, the summary (sum, rollout.Summarize of
-// trajs), what a sampled evaluation adds (nil for a greedy one, whose
-// name is its split) and every episode in brief, and its episodes whole
-// in trajectories/eval-<name>.jsonl.gz. The iteration lets a sweep tell
-// the final adapter's evaluation from one made while the run was short
-// of its last iteration.
-func writeEval(dir, name string, split envs.Split, it int, trajs []rollout.Trajectory, sum rollout.Summary, sampled *SampledEval) error {
+// on split with decoding d: eval/<name>.json (d.Name), the summary (sum,
+// rollout.Summarize of trajs), what a sampled evaluation adds (nil for a
+// greedy one) and every episode in brief, and its episodes whole in
+// trajectories/eval-<name>.jsonl.gz. The iteration lets a sweep tell the
+// final adapter's evaluation from one made while the run was short of
+// its last iteration.
+func writeEval(dir string, split envs.Split, d Decoding, it int, trajs []rollout.Trajectory, sum rollout.Summary, sampled *SampledEval) error {
+	name := d.Name(split)
 	// A run directory copied without them (its adapters and settings
 	// alone) still takes the evaluation it was given.
 	for _, sub := range []string{"eval", "trajectories"} {

@@ -2,7 +2,6 @@ package rl
 
 import (
 	"bytes"
-	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -112,17 +111,21 @@ type SweepEval struct {
 }
 
 // SweepSampled is a sweep's sampled evaluation (Decoding): Trials
-// episodes of each task at Temperature, from Seed (0 or absent: 1, as
-// `agentrl eval`).
+// episodes of each task at Temperature, from Seed (absent: 1, as
+// `agentrl eval`'s default).
 type SweepSampled struct {
 	Temperature float64 `yaml:"temperature"`
 	Trials      int     `yaml:"trials"`
-	Seed        int64   `yaml:"seed"`
+	Seed        *int64  `yaml:"seed"`
 }
 
 // decoding is the evaluation's decoding, the seed's default filled in.
 func (sm SweepSampled) decoding() Decoding {
-	return Decoding{Temperature: sm.Temperature, Trials: sm.Trials, Seed: cmp.Or(sm.Seed, Greedy.Seed)}
+	d := Decoding{Temperature: sm.Temperature, Trials: sm.Trials, Seed: Greedy.Seed}
+	if sm.Seed != nil {
+		d.Seed = *sm.Seed
+	}
+	return d
 }
 
 // sweepEvaluation is one of the evaluations a sweep makes of each run:
@@ -134,6 +137,11 @@ type sweepEvaluation struct {
 
 // name is the evaluation's file name in eval/ and its split in reports.
 func (e sweepEvaluation) name() string { return e.decoding.Name(e.split) }
+
+// greedy tells the sweep's greedy evaluations, which a run restored from
+// the record must have, from its sampled ones, which such a run (with no
+// adapter) goes without until it is trained again.
+func (e sweepEvaluation) greedy() bool { return e.decoding == Greedy }
 
 // evaluations lists the sweep's evaluations: each split greedily, then
 // each sampled where eval.sampled asks for it.
@@ -197,11 +205,14 @@ func ReadSweep(path string) (Sweep, error) {
 		}
 	}
 	if sm := s.Eval.Sampled; sm != nil {
-		switch err := sm.decoding().Check(); {
-		case sm.Temperature == 0:
-			return s, fmt.Errorf("sweep %s: eval.sampled.temperature: above 0 (the greedy evaluation is the sweep's already)", path)
+		keys := DecodingKeys{"eval.sampled.temperature", "eval.sampled.trials", "eval.sampled.seed"}
+		switch err := sm.decoding().CheckAs(keys); {
+		case !(sm.Temperature > 0):
+			return s, fmt.Errorf("sweep %s: eval.sampled.temperature %g: must be above 0 (the sweep evaluates greedily anyway)", path, sm.Temperature)
 		case err != nil:
-			return s, fmt.Errorf("sweep %s: eval.sampled: %s", path, strings.NewReplacer("--", "").Replace(err.Error()))
+			return s, fmt.Errorf("sweep %s: %w", path, err)
+		case len(s.Eval.Splits) == 0 || s.Eval.Episodes == 0:
+			return s, fmt.Errorf("sweep %s: eval.sampled evaluates eval.splits on eval.episodes tasks: name both", path)
 		}
 	}
 	// Every run's configuration must be valid before the first starts.
@@ -420,7 +431,7 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 			stale = true
 			r.logf("sweep: %s finished %d iterations, the sweep file now asks for %d; kept as it is, and not recorded", cell.name(), st.Iterations, cfg.Iterations)
 		}
-		if st.Finished && len(r.unevaluated(dir)) > 0 && !hasActor(dir) {
+		if st.Finished && slices.ContainsFunc(r.unevaluated(dir), sweepEvaluation.greedy) && !hasActor(dir) {
 			if st, started, err = r.clear(cell, "to evaluate it"); err != nil {
 				return err
 			}
@@ -449,6 +460,10 @@ func (r *sweepRunner) run(ctx context.Context, i int, cell sweepCell) error {
 		r.keepRecordedEvaluations(cell, dir, r.logf)
 	}
 	for _, e := range r.unevaluated(dir) {
+		if !hasActor(dir) {
+			r.logf("sweep: %s not evaluated on %s: it has no actor adapter (the record, which restored it, keeps none); it is when the run trains again", cell.name(), e.name())
+			continue
+		}
 		ev, err := EvaluateRun(ctx, dir, modelPath, newEnv, e.split, r.Eval.Episodes, e.decoding, r.env.Progress)
 		if err != nil {
 			return fmt.Errorf("sweep %s: evaluate on %s: %w", cell.name(), e.name(), err)
@@ -511,10 +526,10 @@ func (s *Sweep) evaluationOf(dir string, e sweepEvaluation) string {
 		return fmt.Sprintf("%s: %v", path, err)
 	}
 	if want := s.Eval.Episodes * e.decoding.Trials; ev.Split != string(e.split) || ev.Episodes != want {
-		return fmt.Sprintf("its evaluation %s is of %d episodes on %q, the sweep asks for %d", e.name(), ev.Episodes, ev.Split, want)
+		return fmt.Sprintf("its evaluation on %s is of %d episodes on %q, the sweep asks for %d", e.name(), ev.Episodes, ev.Split, want)
 	}
 	if e.decoding != Greedy && (ev.Sampled == nil || ev.Sampled.Seed != e.decoding.Seed) {
-		return fmt.Sprintf("its evaluation %s is not sampled from seed %d", e.name(), e.decoding.Seed)
+		return fmt.Sprintf("its evaluation on %s is not sampled from seed %d", e.name(), e.decoding.Seed)
 	}
 	if ev.Iteration != 0 {
 		st, _, err := readState(dir)
@@ -522,7 +537,7 @@ func (s *Sweep) evaluationOf(dir string, e sweepEvaluation) string {
 			return err.Error()
 		}
 		if ev.Iteration != st.Iteration {
-			return fmt.Sprintf("its evaluation %s is of iteration %d's adapter, the run has finished %d", e.name(), ev.Iteration, st.Iteration)
+			return fmt.Sprintf("its evaluation on %s is of iteration %d's adapter, the run has finished %d", e.name(), ev.Iteration, st.Iteration)
 		}
 	}
 	return ""

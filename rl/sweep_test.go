@@ -74,9 +74,11 @@ func TestSweepErrors(t *testing.T) {
 		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\noverrides: {ppo: [ppo.lr=1]}\n", `overrides for "ppo"`},
 		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [dev]}\n", "eval.splits"},
 		{"out: x\nrecord: ./x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\n", "record must be another directory"},
-		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {trials: 4}}\n", "eval.sampled.temperature: above 0"},
-		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {temperature: 1}}\n", "eval.sampled: trials 0"},
-		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {temperature: 1, trials: 2, seed: -2}}\n", "eval.sampled: seed -2"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], episodes: 4, sampled: {trials: 4}}\n", "eval.sampled.temperature 0: must be above 0"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], episodes: 4, sampled: {temperature: 0.0001, trials: 4}}\n", "eval.sampled.temperature 0.0001: below 0.001"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], episodes: 4, sampled: {temperature: 1}}\n", "eval.sampled.trials 0: at least 1"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], episodes: 4, sampled: {temperature: 1, trials: 2, seed: -2}}\n", "eval.sampled.seed -2"},
+		{"out: x\nalgorithms: [grpo]\nenvs: [math]\nseeds: [1]\neval: {splits: [test], sampled: {temperature: 1, trials: 2}}\n", "eval.sampled evaluates eval.splits on eval.episodes tasks"},
 	} {
 		if _, err := ReadSweep(writeConfig(t, c.text)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%q: got %v, want an error containing %q", c.text, err, c.want)
@@ -144,6 +146,27 @@ func TestSweepSampledEvaluation(t *testing.T) {
 		t.Fatal(err)
 	}
 	evaluated("another sampling seed", "test-t1-x2")
+
+	// A new machine: the record restores the run with both evaluations.
+	if err := os.RemoveAll(s.Out); err != nil {
+		t.Fatal(err)
+	}
+	evaluated("restored from the record")
+	// A record without the sampled evaluation still restores the run,
+	// which has no adapter to evaluate: it goes without, and says so.
+	if err := os.RemoveAll(s.Out); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Remove(EvalFile(filepath.Join(s.Record, "guess-sft-seed1"), "test-t1-x2")); err != nil {
+		t.Fatal(err)
+	}
+	evaluated("restored without its sampled evaluation")
+	if !strings.Contains(log.String(), "restored from the record") || !strings.Contains(log.String(), "sweep: guess-sft-seed1 not evaluated on test-t1-x2: it has no actor adapter") {
+		t.Fatalf("want the run restored and its sampled evaluation left out:\n%s", log.String())
+	}
+	if report, err := os.ReadFile(filepath.Join(s.Out, "report.md")); err != nil || !strings.Contains(string(report), "not evaluated on test-t1-x2") {
+		t.Errorf("the report does not list the missing evaluation: %v\n%s", err, report)
+	}
 }
 
 // TestSweepFindsMistypedNamesFirst: an environment the grid names that

@@ -108,6 +108,8 @@ func PassHatKs(ts []Trajectory) ([]float64, error) { return upToFewest("pass^k",
 // had (episodes with an error left out, see TaskTrials).
 func PassAtKs(ts []Trajectory) ([]float64, error) { return upToFewest("pass@k", ts, PassAtK) }
 
+// upToFewest is atK of the tasks of ts for k = 1 up to the fewest
+// attempts a task finished.
 func upToFewest(what string, ts []Trajectory, atK func([]Trials, int) (float64, error)) ([]float64, error) {
 	tasks := TaskTrials(ts)
 	if len(tasks) == 0 {

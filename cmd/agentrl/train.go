@@ -195,17 +195,17 @@ func evalCommand() *cli.Command {
 			if err := d.Check(); err != nil {
 				return err
 			}
-			dir := c.String("run")
-			cfg, modelPath, newEnv, err := openRunDir(dir, "")
-			if err != nil {
-				return err
-			}
 			split, err := envs.ParseSplit(c.String("split"))
 			if err != nil {
 				return fmt.Errorf("--split: %w", err)
 			}
 			if n := c.Int("episodes"); n <= 0 {
 				return fmt.Errorf("--episodes %d must be positive", n)
+			}
+			dir := c.String("run")
+			cfg, modelPath, newEnv, err := openRunDir(dir, "")
+			if err != nil {
+				return err
 			}
 			ev, err := rl.EvaluateRun(c.Context, dir, modelPath, newEnv, split, c.Int("episodes"), d, c.App.ErrWriter)
 			if err != nil {
@@ -215,9 +215,12 @@ func evalCommand() *cli.Command {
 			fmt.Fprintf(c.App.Writer, "%s on %s %s: success %.3f ± %.3f, score %.3f ± %.3f, steps %.2f, invalid actions %.3f (%d episodes, %d failed, %d cut short by the context)\n",
 				dir, cfg.Env, d.Name(split), sum.SuccessRate, sum.SuccessRateSE, sum.MeanScore, sum.MeanScoreSE, sum.MeanSteps,
 				sum.InvalidActionRate, sum.Episodes, sum.Errors, sum.ContextFull)
-			if s := ev.Sampled; s != nil {
+			switch s := ev.Sampled; {
+			case s != nil && s.Tasks == 0:
+				fmt.Fprintf(c.App.Writer, "no task finished an episode without an error: no pass@k\n")
+			case s != nil:
 				k := len(s.PassAtK)
-				fmt.Fprintf(c.App.Writer, "%d tasks x %d trials at temperature %g: pass@1 %.3f ± %.3f (over the tasks), pass@%d %.3f, pass^%d %.3f\n",
+				fmt.Fprintf(c.App.Writer, "%d tasks x %d trials at temperature %g: pass@1 %.3f ± %.3f (the mean of the tasks' success rates, its error over the tasks), pass@%d %.3f, pass^%d %.3f\n",
 					s.Tasks, s.Trials, s.Temperature, s.PassAtK[0], s.PassAt1SE, k, s.PassAtK[k-1], k, s.PassHatK[k-1])
 			}
 			fmt.Fprintf(c.App.Writer, "written to %s\n", ev.File)
@@ -232,7 +235,7 @@ func sweepCommand() *cli.Command {
 		Usage:     "run a grid of training runs (algorithms x envs x seeds), resuming where it stopped, and report",
 		ArgsUsage: "FILE.yaml",
 		Description: "The file names out (the sweep's directory), algorithms, envs, seeds, eval (splits, episodes and\n" +
-			"optionally sampled: {temperature, trials}, a sampled evaluation besides the greedy one)\n" +
+			"optionally sampled: {temperature, trials, seed}, a sampled evaluation besides the greedy one)\n" +
 			"and config (the base settings of every run); optionally overrides (KEY=VALUE settings per algorithm),\n" +
 			"variants (methods that are an algorithm with other settings) and init_from_sft (every run starts from\n" +
 			"its seed's sft adapter). Finished runs are skipped, unfinished ones resumed;\n" +
