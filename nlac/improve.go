@@ -64,14 +64,17 @@ type Round struct {
 	// Refined is the refinement's text and action ("" when the action was
 	// kept); Valid says whether the environment accepted the action.
 	// Sample is its place among the refinements sampled
-	// (nlac.refine_samples), from 0.
+	// (nlac.refine_samples), from 0. FromActor marks a refinement that is
+	// one of the actor's candidates (nlac.replace_with actor), Sample then
+	// its place among the record's Candidates.
 	RefinedText, Refined string
-	Valid                bool
+	Valid, FromActor     bool
 	Sample               int
 }
 
-// Candidate is an action NLQL compares, with its futures, critique and
-// judgement (see Round).
+// Candidate is an action NLQL compares, or one the actor offers in place
+// of a condemned action (nlac.replace_with actor), with its futures,
+// critique and judgement (see Round).
 type Candidate struct {
 	Action    string
 	Futures   []string
@@ -92,6 +95,9 @@ type Counts struct {
 	// differ from the ones the critiques wrote or were given when asked;
 	// the other counts of judgements count these written ones.
 	Overruled int
+	// Replaced are the condemned actions replaced by one of the actor's
+	// candidates (nlac.replace_with actor).
+	Replaced int
 	// Rewritten are the critiques condemned by rank that the evaluator
 	// wrote again to condemn their action (nlac.rewrite_overruled),
 	// Unwritten those it could not (no room in the context, or a new
@@ -262,6 +268,7 @@ const (
 	seedReplay
 	seedWarmupBranch
 	seedRewrite
+	seedReplace
 )
 
 // improve is policy improvement on a batch of transitions: each action
@@ -384,7 +391,12 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		if len(refine) == 0 {
 			break
 		}
-		refined, err := m.refine(ctx, recs, refine, current, roundSeed(seed(seedRefine), round), counts)
+		var refined []refinement
+		if m.cfg.ReplaceWith == "actor" {
+			refined, err = m.replaceFromActor(ctx, recs, refine, current, roundSeed(seed(seedReplace), round), counts)
+		} else {
+			refined, err = m.refine(ctx, recs, refine, current, roundSeed(seed(seedRefine), round), counts)
+		}
 		if err != nil {
 			return err
 		}
@@ -397,10 +409,14 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				continue
 			}
 			r.RefinedText, r.Refined, r.Valid, r.Sample = refined[k].text, refined[k].action, refined[k].valid, refined[k].sample
+			r.FromActor = m.cfg.ReplaceWith == "actor"
 			counts.Refinements++
 			// A refinement that repeats the condemned action improves
 			// nothing: it is ruled as one the environment rejects.
 			why := "refinement invalid"
+			if r.FromActor {
+				why = "no candidate of the actor names another action the environment accepts"
+			}
 			switch {
 			case refined[k].checkErr != nil:
 				why = "refinement not checked (environment error: " + clip(refined[k].checkErr.Error(), 200) + ")"
@@ -427,6 +443,10 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			valid[i] = true
 			current[i] = r.Refined
 			recs[i].Distill, recs[i].Why = r.Refined, fmt.Sprintf("refined in round %d", round+1)
+			if r.FromActor {
+				recs[i].Why = fmt.Sprintf("replaced in round %d by the actor's candidate rated best", round+1)
+				counts.Replaced++
+			}
 			open = append(open, i)
 		}
 	}
@@ -969,6 +989,99 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 				}
 				break
 			}
+		}
+	}
+	return out, nil
+}
+
+// replaceFromActor is nlac.replace_with actor: for each listed
+// transition, Candidates actions sampled from the actor at its state
+// (the actor's own prompt, at its rollout temperature) that name another
+// action than current and that the environment accepts are judged from
+// their futures, as NLQL judges its candidates, and the one the evaluator
+// rates best (the highest probability of "optimal", the first on a tie)
+// is returned as the transition's refinement; an invalid one where no
+// candidate qualifies, for the rules of a failed refinement. The judged
+// candidates are kept with the record for the log; their judgements are
+// not the batch's (Counts counts the first round's critiques).
+func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []int, current []string, seed uint64, counts *Counts) ([]refinement, error) {
+	prompts := make([][]int32, len(idx))
+	for k, i := range idx {
+		prompts[k] = recs[i].T.step().PromptTokenIDs
+	}
+	samples, err := m.generate(ctx, "replacement candidates", m.actor, prompts, m.cfg.Candidates, m.actionTokens, m.rolloutTemperature, seed)
+	if err != nil {
+		return nil, err
+	}
+	// Each state's distinct new actions, checked in the environment.
+	type candidate struct {
+		state      int // in idx
+		text, name string
+	}
+	var cands []candidate
+	var toCheck []Transition
+	var names []string
+	for k, texts := range samples {
+		i := idx[k]
+		var seen []string
+		for _, text := range texts {
+			name := actionOf(recs[i].T.Episode.Trajectory.WholeReply, text)
+			if name == "" || sameAction(name, current[i]) || slices.ContainsFunc(seen, func(s string) bool { return sameAction(s, name) }) {
+				continue
+			}
+			seen = append(seen, name)
+			cands = append(cands, candidate{k, text, name})
+			toCheck, names = append(toCheck, recs[i].T), append(names, name)
+		}
+	}
+	valid, errs, err := m.check(ctx, toCheck, names)
+	if err != nil {
+		return nil, err
+	}
+	var judgedRecs []Record
+	var judged []candidate
+	for c, cand := range cands {
+		if errs[c] != nil {
+			counts.CheckErrors++
+		}
+		if valid[c] && errs[c] == nil {
+			judgedRecs = append(judgedRecs, Record{T: recs[idx[cand.state]].T, Action: cand.name})
+			judged = append(judged, cand)
+		}
+	}
+	rows := make([]int, len(judged))
+	actions := make([]string, len(judged))
+	for f, cand := range judged {
+		rows[f], actions[f] = f, cand.name
+	}
+	var tally Counts
+	rows, futures, err := m.futuresFor(ctx, judgedRecs, rows, actions, "nlac", roundSeed(seed, 1), &tally)
+	if err != nil {
+		return nil, err
+	}
+	rows, futures = fitting(judgedRecs, rows, futures, &tally)
+	critiques, err := m.critiques(ctx, judgedRecs, rows, actions, futures, roundSeed(seed, 2))
+	if err != nil {
+		return nil, err
+	}
+	out := make([]refinement, len(idx))
+	best := make([]float64, len(idx))
+	for k, texts := range samples {
+		if len(texts) > 0 {
+			out[k] = refinement{text: texts[0], action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, texts[0])}
+		}
+	}
+	for r, f := range rows {
+		cr := critiques[r]
+		if !cr.fits {
+			continue
+		}
+		cand := judged[f]
+		i := idx[cand.state]
+		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: cand.name, Futures: futures[r], Critique: cr.text, Judgement: tally.judge(cr), POptimal: cr.pOptimal, Asked: cr.asked})
+		if !out[cand.state].valid || cr.pOptimal > best[cand.state] {
+			out[cand.state] = refinement{text: cand.text, action: cand.name, valid: true, sample: len(recs[i].Candidates) - 1}
+			best[cand.state] = cr.pOptimal
 		}
 	}
 	return out, nil

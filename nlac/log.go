@@ -17,7 +17,7 @@ func writeLog(path string, it int, method string, recs []Record, c Counts) error
 		if method == "nlql" {
 			fmt.Fprintf(w, "; %d states with no candidate judged optimal", c.NoOptimal)
 		}
-		fmt.Fprintf(w, "%s%s.\n", c.rankNote(), c.samplesNote())
+		fmt.Fprintf(w, "%s%s%s.\n", c.rankNote(), c.samplesNote(), c.replacedNote())
 		for i := range recs {
 			WriteRecord(w, &recs[i])
 		}
@@ -86,7 +86,12 @@ func WriteRecord(w io.Writer, r *Record) {
 			note += "; written again to condemn the action, not scored"
 		}
 		fmt.Fprintf(w, "Critique (%s):\n%s\n\n", note, block(rd.Critique))
-		if rd.RefinedText != "" || rd.Judgement == Suboptimal {
+		switch {
+		case rd.FromActor && rd.Valid:
+			fmt.Fprintf(w, "Replacement: the actor's candidate %d below, rated best: %s\n\n", rd.Sample+1, quote(rd.Refined))
+		case rd.FromActor:
+			fmt.Fprintf(w, "Replacement: none of the actor's candidates names another action the environment accepts (the first: %s)\n\n", quote(clip(rd.RefinedText, 300)))
+		case rd.RefinedText != "" || rd.Judgement == Suboptimal:
 			valid := "invalid"
 			if rd.Valid {
 				valid = "valid"
@@ -145,6 +150,15 @@ func (c Counts) samplesNote() string {
 		return ""
 	}
 	return fmt.Sprintf("; %d sampled refinements repeating their action, %d refinements taken from a sample after the first (nlac.refine_samples)", c.RepeatingSamples, c.Resampled)
+}
+
+// replacedNote counts the condemned actions replaced by the actor's
+// candidates (nlac.replace_with actor); "" when none were.
+func (c Counts) replacedNote() string {
+	if c.Replaced == 0 {
+		return ""
+	}
+	return fmt.Sprintf("; %d condemned actions replaced by the actor's candidate rated best (nlac.replace_with actor)", c.Replaced)
 }
 
 // judgementNote names a judgement with the evaluator's probability of

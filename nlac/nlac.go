@@ -163,7 +163,7 @@ func run(ctx context.Context, r *rl.Run) error {
 		r.State.EnvSteps += l.roles.envSteps
 		l.roles.envSteps = 0
 		r.Logf("iter %d/%d critic: %d transitions, judged optimal %.2f%s, given when asked %d, unparsed %d%s, refinements %d (%d invalid), %d actions changed, %d distilled",
-			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.outcomeNote(), counts.Asked, counts.Unparsed, counts.rankNote(),
+			it, r.Config.Iterations, counts.Transitions, share(counts.Optimal, counts.Judgements), counts.outcomeNote(), counts.Asked, counts.Unparsed, counts.rankNote()+counts.replacedNote(),
 			counts.Refinements, counts.InvalidRefinements, counts.Changed, counts.Distilled)
 		if err := l.save(it); err != nil {
 			return err
@@ -456,6 +456,7 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["asked_optimal"] = float64(c.AskedOptimal)
 	m.Metrics["overruled_judgements"] = float64(c.Overruled)
 	m.Metrics["rewritten_critiques"] = float64(c.Rewritten)
+	m.Metrics["actor_replacements"] = float64(c.Replaced)
 	m.Metrics["unwritten_critiques"] = float64(c.Unwritten)
 	m.Metrics["refinements"] = float64(c.Refinements)
 	m.Metrics["invalid_refinements"] = float64(c.InvalidRefinements)

@@ -423,6 +423,33 @@ func TestFuturesWithoutSuccessor(t *testing.T) {
 	}
 }
 
+// TestReplaceWithActorRuns runs an iteration of NLAC whose condemned
+// actions (half by rank) are replaced by the actor's candidates: each of
+// them gets a replacement line in the log, and the candidates judged
+// for it.
+func TestReplaceWithActorRuns(t *testing.T) {
+	dir := t.TempDir()
+	cfg := sayConfig(t, "nlac", 1)
+	cfg.NLAC.Batch, cfg.NLAC.Candidates, cfg.NLAC.RefineShare, cfg.NLAC.ReplaceWith = 8, 3, 0.5, "actor"
+	cfg.NLAC.Warmup.Tasks = 0
+	if err := rl.Train(context.Background(), cfg, rl.Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &vowels{} }, Progress: testLog{t}}); err != nil {
+		t.Fatal(err)
+	}
+	m := readMetrics(t, dir)[0]
+	log, err := os.ReadFile(filepath.Join(dir, "nlac", "iter-000001.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(log)
+	replaced, none := strings.Count(text, "Replacement: the actor's candidate"), strings.Count(text, "Replacement: none of the actor's candidates")
+	if replaced+none != 4 || float64(replaced) != m.Metrics["actor_replacements"] || strings.Contains(text, "Refinement (") {
+		t.Fatalf("%d replacements and %d without a candidate for the 4 actions condemned by rank (metric %v):\n%s", replaced, none, m.Metrics["actor_replacements"], text)
+	}
+	if replaced > 0 && !strings.Contains(text, "Candidate 1: ") {
+		t.Errorf("replacements without their candidates in the log:\n%s", text)
+	}
+}
+
 // TestSharedAdapterPlaysItsLatestWeights: with one adapter for every
 // role, the warm-up trains the actor's weights, and iteration 1's
 // rollouts play the warmed-up adapter whether the run goes straight on or

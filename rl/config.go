@@ -415,6 +415,18 @@ type NLACConfig struct {
 	// it, the refiner changed 23 of 24 actions, but to a few stock
 	// questions, and the actor won no game. Only with RefineShare.
 	RewriteOverruled bool `yaml:"rewrite_overruled"`
+	// ReplaceWith is what takes the place of a condemned action:
+	// "refinement" (the refiner rewrites it from the critique, as the
+	// paper) or "actor": Candidates actions sampled from the actor at the
+	// state, judged from their futures as NLQL judges its candidates, the
+	// one the evaluator rates best among those that name another action
+	// the environment accepts. Our option: on twenty questions SmolLM2's
+	// refiner wrote the condemned action back (21 of 24) or, told what to
+	// name, a few stock questions for every state (docs/results/nlac.md),
+	// while NLQL's choice among the actor's own actions kept them varied.
+	// Only with method nlac (the candidates' futures are the successor
+	// model's).
+	ReplaceWith string `yaml:"replace_with"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
 	InvalidRefinement string `yaml:"invalid_refinement"`
@@ -525,7 +537,7 @@ func DefaultConfig() Config {
 		},
 		NLAC: NLACConfig{
 			Method: "nlac", Merge: "prompt", Buffer: 4096, Sampling: "uniform", RecencyDecay: 0.5, Batch: 32,
-			Futures: 1, Refinements: 1, RefineSamples: 1, Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
+			Futures: 1, Refinements: 1, RefineSamples: 1, ReplaceWith: "refinement", Candidates: 4, Rollouts: 4, HistorySteps: 4, FutureTokens: 64, CritiqueTokens: 64, OutcomeFirst: true, Temperature: 0.7,
 			Tau: 0.1, LR: 1e-4, CriticLR: 1e-4, Epochs: 1, Minibatches: 2, UnparsedJudgement: "suboptimal", AskJudgement: true, InvalidRefinement: "original",
 			Warmup: NLACWarmup{Tasks: 4, Epochs: 1, LR: 1e-3, BatchTokens: 2048, Replay: 0.5, Judge: "expert", BranchTemperature: 1},
 		},
@@ -823,6 +835,11 @@ func (c *Config) Validate() error {
 		check(n.RefineSamples >= 1, "nlac.refine_samples %d must be at least 1", n.RefineSamples)
 		check(n.RefineSamples == 1 || n.Method != "nlql", "nlac.refine_samples %d: NLQL refines nothing (it distils the best-rated of its candidates)", n.RefineSamples)
 		check(n.RefineSamples == 1 || n.Temperature > 0, "nlac.refine_samples %d: with nlac.temperature 0 every sample is the same", n.RefineSamples)
+		check(n.ReplaceWith == "refinement" || n.ReplaceWith == "actor", "nlac.replace_with %q: want refinement or actor", n.ReplaceWith)
+		if n.ReplaceWith == "actor" {
+			check(n.Method == "nlac", "nlac.replace_with actor: the actor's candidates are judged from the successor model's futures, which only nlac.method nlac has (not %s)", n.Method)
+			check(n.RefineSamples == 1 && !n.RewriteOverruled, "nlac.replace_with actor asks no refiner: nlac.refine_samples and nlac.rewrite_overruled shape what the refiner writes")
+		}
 		w := n.Warmup
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)
 		check(w.Replay >= 0, "nlac.warmup.replay %g must not be negative", w.Replay)
