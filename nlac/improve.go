@@ -26,7 +26,9 @@ type Record struct {
 	// description ("" at a terminal step for NextAction).
 	NextAction, Target string
 	Rounds             []Round
-	// Candidates are NLQL's sampled actions with their judgements.
+	// Candidates are NLQL's sampled actions, or the actor's offered in
+	// place of a condemned one (nlac.replace_with actor), with their
+	// judgements.
 	Candidates []Candidate
 	// Distill is the action the actor learns at the state ("" when the
 	// transition teaches nothing), Why says how it was chosen.
@@ -66,10 +68,12 @@ type Round struct {
 	// Sample is its place among the refinements sampled
 	// (nlac.refine_samples), from 0. FromActor marks a refinement that is
 	// one of the actor's candidates (nlac.replace_with actor), Sample then
-	// its place among the record's Candidates.
+	// its place among the record's Candidates; Unreplaced says why none
+	// was taken, where none was.
 	RefinedText, Refined string
 	Valid, FromActor     bool
 	Sample               int
+	Unreplaced           string
 }
 
 // Candidate is an action NLQL compares, or one the actor offers in place
@@ -96,8 +100,10 @@ type Counts struct {
 	// the other counts of judgements count these written ones.
 	Overruled int
 	// Replaced are the condemned actions replaced by one of the actor's
-	// candidates (nlac.replace_with actor).
-	Replaced int
+	// candidates (nlac.replace_with actor), Unreplaced those none of whose
+	// candidates qualified (another action, accepted by the environment,
+	// rated above the condemned one).
+	Replaced, Unreplaced int
 	// Rewritten are the critiques condemned by rank that the evaluator
 	// wrote again to condemn their action (nlac.rewrite_overruled),
 	// Unwritten those it could not (no room in the context, or a new
@@ -269,12 +275,15 @@ const (
 	seedWarmupBranch
 	seedRewrite
 	seedReplace
+	seedReplaceFuture
+	seedReplaceCritique
 )
 
 // improve is policy improvement on a batch of transitions: each action
 // is critiqued from k futures (sampled from the successor model; for
 // self-distillation the real continuation, for NLRL fresh rollouts of
-// the actor) and, where judged suboptimal, refined, up to m rounds; the
+// the actor) and, where judged suboptimal, refined (or replaced by one of
+// the actor's candidates: nlac.replace_with actor), up to m rounds; the
 // last action standing is distilled. NLQL instead judges Candidates
 // sampled actions and distils the one rated best (selectBest).
 func (m *roleModel) improve(ctx context.Context, recs []Record, method string, seed seeds, counts *Counts) error {
@@ -393,7 +402,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 		}
 		var refined []refinement
 		if m.cfg.ReplaceWith == "actor" {
-			refined, err = m.replaceFromActor(ctx, recs, refine, current, roundSeed(seed(seedReplace), round), counts)
+			refined, err = m.replaceFromActor(ctx, recs, refine, current, seed, round, counts)
 		} else {
 			refined, err = m.refine(ctx, recs, refine, current, roundSeed(seed(seedRefine), round), counts)
 		}
@@ -408,15 +417,33 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				counts.TooLong++
 				continue
 			}
-			r.RefinedText, r.Refined, r.Valid, r.Sample = refined[k].text, refined[k].action, refined[k].valid, refined[k].sample
-			r.FromActor = m.cfg.ReplaceWith == "actor"
+			r.RefinedText, r.Refined, r.Valid, r.Sample, r.FromActor = refined[k].text, refined[k].action, refined[k].valid, refined[k].sample, refined[k].fromActor
+			if r.FromActor {
+				if !r.Valid {
+					r.Unreplaced = refined[k].unreplaced
+					counts.Unreplaced++
+					if m.cfg.InvalidRefinement == "drop" || !valid[i] {
+						recs[i].Why, recs[i].Distill = "not replaced ("+r.Unreplaced+"): nothing distilled", ""
+						if !valid[i] {
+							counts.RejectedKept++
+						}
+					} else {
+						recs[i].Distill, recs[i].Why = current[i], "not replaced ("+r.Unreplaced+"): the action kept"
+					}
+					continue
+				}
+				valid[i], current[i] = true, r.Refined
+				recs[i].Distill = r.Refined
+				c := recs[i].Candidates[r.Sample]
+				recs[i].Why = fmt.Sprintf("replaced in round %d by the actor's candidate %d, rated best (p(optimal) %.2f)", round+1, r.Sample+1, c.POptimal)
+				counts.Replaced++
+				open = append(open, i)
+				continue
+			}
 			counts.Refinements++
 			// A refinement that repeats the condemned action improves
 			// nothing: it is ruled as one the environment rejects.
 			why := "refinement invalid"
-			if r.FromActor {
-				why = "no candidate of the actor names another action the environment accepts"
-			}
 			switch {
 			case refined[k].checkErr != nil:
 				why = "refinement not checked (environment error: " + clip(refined[k].checkErr.Error(), 200) + ")"
@@ -443,10 +470,6 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 			valid[i] = true
 			current[i] = r.Refined
 			recs[i].Distill, recs[i].Why = r.Refined, fmt.Sprintf("refined in round %d", round+1)
-			if r.FromActor {
-				recs[i].Why = fmt.Sprintf("replaced in round %d by the actor's candidate rated best", round+1)
-				counts.Replaced++
-			}
 			open = append(open, i)
 		}
 	}
@@ -905,8 +928,13 @@ type refinement struct {
 	// try the action (valid is then false).
 	checkErr error
 	// sample is the refinement's place among those sampled for its
-	// action (nlac.refine_samples).
+	// action (nlac.refine_samples), or, fromActor, among the record's
+	// Candidates.
 	sample int
+	// fromActor marks one of the actor's candidates (nlac.replace_with
+	// actor); unreplaced says why none was taken, where none was.
+	fromActor  bool
+	unreplaced string
 }
 
 // improves says whether r can replace the action current: it names
@@ -996,93 +1024,153 @@ func (m *roleModel) refine(ctx context.Context, recs []Record, idx []int, curren
 
 // replaceFromActor is nlac.replace_with actor: for each listed
 // transition, Candidates actions sampled from the actor at its state
-// (the actor's own prompt, at its rollout temperature) that name another
-// action than current and that the environment accepts are judged from
-// their futures, as NLQL judges its candidates, and the one the evaluator
-// rates best (the highest probability of "optimal", the first on a tie)
-// is returned as the transition's refinement; an invalid one where no
-// candidate qualifies, for the rules of a failed refinement. The judged
-// candidates are kept with the record for the log; their judgements are
-// not the batch's (Counts counts the first round's critiques).
-func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []int, current []string, seed uint64, counts *Counts) ([]refinement, error) {
+// (its own prompt, at the rollout temperature) are the replacements on
+// offer: the distinct ones that name an action the record has not had in
+// an earlier round, that the environment accepts and that the evaluator,
+// judging them from their futures as NLQL judges its candidates, rates
+// above the condemned action (a higher probability of "optimal" than its
+// critique's). The one rated best (the first on a tie) is returned as the
+// transition's refinement; where none qualifies, one that says why. The
+// judged candidates are kept with the record for the log; their
+// judgements are not the batch's (Counts counts the batch's critiques).
+func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []int, current []string, seed seeds, round int, counts *Counts) ([]refinement, error) {
 	prompts := make([][]int32, len(idx))
 	for k, i := range idx {
 		prompts[k] = recs[i].T.step().PromptTokenIDs
 	}
-	samples, err := m.generate(ctx, "replacement candidates", m.actor, prompts, m.cfg.Candidates, m.actionTokens, m.rolloutTemperature, seed)
+	samples, err := m.generate(ctx, "replacement candidates", m.actor, prompts, m.cfg.Candidates, m.actionTokens, m.rolloutTemperature, roundSeed(seed(seedReplace), round))
 	if err != nil {
 		return nil, err
 	}
-	// Each state's distinct new actions, checked in the environment.
+	// Each state's distinct new actions, checked in the environment, and
+	// what became of them, for a state none of whose candidates qualifies.
 	type candidate struct {
 		state      int // in idx
 		text, name string
 	}
+	type fate struct {
+		offered, rejected, tooLong, ratedBelow int
+		checkErr                               error
+	}
 	var cands []candidate
 	var toCheck []Transition
 	var names []string
+	fates := make([]fate, len(idx))
 	for k, texts := range samples {
 		i := idx[k]
-		var seen []string
+		tried := []string{current[i]}
+		for _, rd := range recs[i].Rounds {
+			tried = append(tried, rd.Action)
+		}
 		for _, text := range texts {
 			name := actionOf(recs[i].T.Episode.Trajectory.WholeReply, text)
-			if name == "" || sameAction(name, current[i]) || slices.ContainsFunc(seen, func(s string) bool { return sameAction(s, name) }) {
+			if name == "" || slices.ContainsFunc(tried, func(s string) bool { return sameAction(s, name) }) {
 				continue
 			}
-			seen = append(seen, name)
+			tried = append(tried, name)
 			cands = append(cands, candidate{k, text, name})
 			toCheck, names = append(toCheck, recs[i].T), append(names, name)
+			fates[k].offered++
 		}
 	}
 	valid, errs, err := m.check(ctx, toCheck, names)
 	if err != nil {
 		return nil, err
 	}
-	var judgedRecs []Record
 	var judged []candidate
+	var ts []Transition
+	var actions []string
 	for c, cand := range cands {
-		if errs[c] != nil {
+		switch {
+		case errs[c] != nil:
 			counts.CheckErrors++
-		}
-		if valid[c] && errs[c] == nil {
-			judgedRecs = append(judgedRecs, Record{T: recs[idx[cand.state]].T, Action: cand.name})
+			fates[cand.state].checkErr = errs[c]
+		case !valid[c]:
+			fates[cand.state].rejected++
+		default:
 			judged = append(judged, cand)
+			ts, actions = append(ts, recs[idx[cand.state]].T), append(actions, cand.name)
 		}
 	}
-	rows := make([]int, len(judged))
-	actions := make([]string, len(judged))
-	for f, cand := range judged {
-		rows[f], actions[f] = f, cand.name
-	}
-	var tally Counts
-	rows, futures, err := m.futuresFor(ctx, judgedRecs, rows, actions, "nlac", roundSeed(seed, 1), &tally)
-	if err != nil {
-		return nil, err
-	}
-	rows, futures = fitting(judgedRecs, rows, futures, &tally)
-	critiques, err := m.critiques(ctx, judgedRecs, rows, actions, futures, roundSeed(seed, 2))
+	verdicts, err := m.judgeActions(ctx, ts, actions, roundSeed(seed(seedReplaceFuture), round), roundSeed(seed(seedReplaceCritique), round))
 	if err != nil {
 		return nil, err
 	}
 	out := make([]refinement, len(idx))
-	best := make([]float64, len(idx))
-	for k, texts := range samples {
-		if len(texts) > 0 {
-			out[k] = refinement{text: texts[0], action: actionOf(recs[idx[k]].T.Episode.Trajectory.WholeReply, texts[0])}
-		}
+	for k := range out {
+		out[k].fromActor = true
 	}
-	for r, f := range rows {
-		cr := critiques[r]
-		if !cr.fits {
+	for f, v := range verdicts {
+		cand := judged[f]
+		i, o := idx[cand.state], &out[cand.state]
+		if !v.fits {
+			fates[cand.state].tooLong++
 			continue
 		}
-		cand := judged[f]
-		i := idx[cand.state]
-		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: cand.name, Futures: futures[r], Critique: cr.text, Judgement: tally.judge(cr), POptimal: cr.pOptimal, Asked: cr.asked})
-		if !out[cand.state].valid || cr.pOptimal > best[cand.state] {
-			out[cand.state] = refinement{text: cand.text, action: cand.name, valid: true, sample: len(recs[i].Candidates) - 1}
-			best[cand.state] = cr.pOptimal
+		recs[i].Candidates = append(recs[i].Candidates, v.candidate(cand.name, &Counts{}))
+		condemned := recs[i].Rounds[len(recs[i].Rounds)-1].POptimal
+		switch {
+		case v.critique.pOptimal <= condemned:
+			fates[cand.state].ratedBelow++
+		case !o.valid || v.critique.pOptimal > recs[i].Candidates[o.sample].POptimal:
+			*o = refinement{text: cand.text, action: cand.name, valid: true, sample: len(recs[i].Candidates) - 1, fromActor: true}
 		}
+	}
+	for k, f := range fates {
+		i := idx[k]
+		switch {
+		case out[k].valid:
+		case f.offered == 0:
+			out[k].unreplaced = fmt.Sprintf("the actor's %d candidates name no action or only ones already taken", m.cfg.Candidates)
+		case f.checkErr != nil:
+			out[k].unreplaced = "the environment failed to check a candidate: " + clip(f.checkErr.Error(), 200)
+		case f.rejected == f.offered:
+			out[k].unreplaced = "the environment rejected every new action the actor offered"
+		case f.ratedBelow == 0:
+			out[k].unreplaced = "no candidate judged: prompts too long"
+		default:
+			out[k].unreplaced = fmt.Sprintf("no candidate rated above the action's p(optimal) %.2f", recs[i].Rounds[len(recs[i].Rounds)-1].POptimal)
+		}
+	}
+	return out, nil
+}
+
+// judgedAction is an action critiqued at its transition from the
+// successor model's futures (judgeActions); fits is false where a
+// prompt outgrew the context.
+type judgedAction struct {
+	futures  []string
+	critique critique
+	fits     bool
+}
+
+// candidate is the action as a Candidate, its judgement counted in c.
+func (v judgedAction) candidate(action string, c *Counts) Candidate {
+	return Candidate{Action: action, Futures: v.futures, Critique: v.critique.text, Judgement: c.judge(v.critique), POptimal: v.critique.pOptimal, Asked: v.critique.asked}
+}
+
+// judgeActions critiques each action at its transition from the
+// successor model's futures, as records of their own: NLQL's candidates
+// and the actor's replacements are judged so.
+func (m *roleModel) judgeActions(ctx context.Context, ts []Transition, actions []string, futureSeed, critiqueSeed uint64) ([]judgedAction, error) {
+	recs := make([]Record, len(ts))
+	rows := make([]int, len(ts))
+	for f := range ts {
+		recs[f], rows[f] = Record{T: ts[f], Action: actions[f]}, f
+	}
+	var tally Counts
+	rows, futures, err := m.futuresFor(ctx, recs, rows, actions, "nlac", futureSeed, &tally)
+	if err != nil {
+		return nil, err
+	}
+	rows, futures = fitting(recs, rows, futures, &tally)
+	critiques, err := m.critiques(ctx, recs, rows, actions, futures, critiqueSeed)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]judgedAction, len(ts))
+	for r, f := range rows {
+		out[f] = judgedAction{futures: futures[r], critique: critiques[r], fits: critiques[r].fits}
 	}
 	return out, nil
 }
@@ -1117,37 +1205,18 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 			flatActions = append(flatActions, textAction(recs[i].T.Episode.Trajectory.WholeReply, s))
 		}
 	}
-	// The candidates are judged as records of their own, one per action.
-	cands := make([]Record, len(flatRecs))
-	idx := make([]int, len(flatRecs))
+	ts := make([]Transition, len(flatRecs))
 	for f, i := range flatRecs {
-		cands[f] = Record{T: recs[i].T, Action: flatActions[f]}
-		idx[f] = f
+		ts[f] = recs[i].T
 	}
-	var tally Counts
-	idx, futures, err := m.futuresFor(ctx, cands, idx, flatActions, "nlac", seed(seedFuture), &tally)
+	verdicts, err := m.judgeActions(ctx, ts, flatActions, seed(seedFuture), seed(seedCritique))
 	if err != nil {
 		return err
 	}
-	open2, futures := fitting(cands, idx, futures, &tally)
-	critiques, err := m.critiques(ctx, cands, open2, flatActions, futures, seed(seedCritique))
-	if err != nil {
-		return err
-	}
-	judged := map[int]int{} // candidate -> its row in critiques
-	for k, f := range open2 {
-		if critiques[k].fits {
-			judged[f] = k
-		}
-	}
 	for f, i := range flatRecs {
-		k, ok := judged[f]
-		if !ok {
-			continue
+		if verdicts[f].fits {
+			recs[i].Candidates = append(recs[i].Candidates, verdicts[f].candidate(flatActions[f], counts))
 		}
-		cr := critiques[k]
-		j := counts.judge(cr)
-		recs[i].Candidates = append(recs[i].Candidates, Candidate{Action: flatActions[f], Futures: futures[k], Critique: cr.text, Judgement: j, POptimal: cr.pOptimal, Asked: cr.asked})
 	}
 	for _, i := range open {
 		best := -1

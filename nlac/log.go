@@ -90,7 +90,7 @@ func WriteRecord(w io.Writer, r *Record) {
 		case rd.FromActor && rd.Valid:
 			fmt.Fprintf(w, "Replacement: the actor's candidate %d below, rated best: %s\n\n", rd.Sample+1, quote(rd.Refined))
 		case rd.FromActor:
-			fmt.Fprintf(w, "Replacement: none of the actor's candidates names another action the environment accepts (the first: %s)\n\n", quote(clip(rd.RefinedText, 300)))
+			fmt.Fprintf(w, "Replacement: none (%s)\n\n", rd.Unreplaced)
 		case rd.RefinedText != "" || rd.Judgement == Suboptimal:
 			valid := "invalid"
 			if rd.Valid {
@@ -153,12 +153,13 @@ func (c Counts) samplesNote() string {
 }
 
 // replacedNote counts the condemned actions replaced by the actor's
-// candidates (nlac.replace_with actor); "" when none were.
+// candidates (nlac.replace_with actor) and those that were not; "" when
+// there were none.
 func (c Counts) replacedNote() string {
-	if c.Replaced == 0 {
+	if c.Replaced == 0 && c.Unreplaced == 0 {
 		return ""
 	}
-	return fmt.Sprintf("; %d condemned actions replaced by the actor's candidate rated best (nlac.replace_with actor)", c.Replaced)
+	return fmt.Sprintf("; %d condemned actions replaced by the actor's candidate rated best, %d not (nlac.replace_with actor)", c.Replaced, c.Unreplaced)
 }
 
 // judgementNote names a judgement with the evaluator's probability of

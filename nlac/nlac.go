@@ -457,6 +457,7 @@ func (c Counts) addTo(m *rl.Metrics) {
 	m.Metrics["overruled_judgements"] = float64(c.Overruled)
 	m.Metrics["rewritten_critiques"] = float64(c.Rewritten)
 	m.Metrics["actor_replacements"] = float64(c.Replaced)
+	m.Metrics["unreplaced_actions"] = float64(c.Unreplaced)
 	m.Metrics["unwritten_critiques"] = float64(c.Unwritten)
 	m.Metrics["refinements"] = float64(c.Refinements)
 	m.Metrics["invalid_refinements"] = float64(c.InvalidRefinements)

@@ -1602,43 +1602,46 @@ func TestRewrittenOverruled(t *testing.T) {
 }
 
 // TestReplacedFromActor: with nlac.replace_with actor a condemned action
-// is replaced by the best-rated of the actor's candidates at its state,
-// judged from their futures; candidates that repeat the action or name
-// none are not judged; a state with no other candidate keeps its action.
+// is replaced by the best-rated of the actor's candidates at its state
+// (the first on a tie), judged from their futures; candidates that repeat
+// the action, name none or that the environment rejects are not judged;
+// a state with no candidate rated above its action keeps it, saying why.
 func TestReplacedFromActor(t *testing.T) {
 	m, prompts, ep := scriptedSetting(t)
 	cfg := rl.DefaultConfig().NLAC
-	cfg.ReplaceWith, cfg.Candidates = "actor", 4
+	cfg.ReplaceWith, cfg.Candidates = "actor", 6
 	c := &scripted{calls: [][]string{
 		constantTexts(failedFuture, 2),
 		{"Bad.\nJudgement: suboptimal", "Fine.\nJudgement: optimal"},
-		// The actor's 4 candidates at record 0's state: its own action
-		// again, no action, and two others.
-		{"Action: xyz", "\n", "Action: aeiou", "Action: eio"},
-		constantTexts(failedFuture, 2), // the two new candidates' futures
-		{"Good.\nJudgement: optimal", "Better.\nJudgement: suboptimal"},
+		// The actor's 6 candidates at record 0's state: its own action
+		// again, no action, one the environment rejects (no letters), and
+		// three others.
+		{"Action: xyz", "\n", "Action: 123", "Action: aeiou", "Action: eio", "Action: oui"},
+		constantTexts(failedFuture, 3), // the three new candidates' futures
+		{"Good.\nJudgement: optimal", "Better.\nJudgement: suboptimal", "Also.\nJudgement: suboptimal"},
 	},
 		// The successor model's p(success) of the two actions, record 0's
 		// and 1's critiques, then the candidates': the one written
-		// suboptimal is rated higher, and the rating rules.
-		pOptimal: []float64{0.5, 0.5, 0.2, 0.9, 0.3, 0.8}}
+		// suboptimal is rated higher, and the rating rules; the last ties.
+		pOptimal: []float64{0.5, 0.5, 0.2, 0.9, 0.3, 0.8, 0.8}}
 	recs, counts := improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 2)
 
 	if len(c.prompts[2]) != 1 || !slices.Equal(c.prompts[2][0], ep.Trajectory.Steps[0].PromptTokenIDs) {
 		t.Errorf("the candidates were sampled from prompts %v, want the actor's own at record 0's state", c.prompts[2])
 	}
 	rd := recs[0].Rounds[0]
-	if recs[0].Distill != "Action: eio" || !rd.FromActor || !rd.Valid || rd.Refined != "Action: eio" || rd.Sample != 1 {
-		t.Errorf("record 0 distils %q (round %+v), want the candidate rated best, Action: eio", recs[0].Distill, rd)
+	if recs[0].Distill != "Action: eio" || !rd.FromActor || !rd.Valid || rd.Refined != "Action: eio" || rd.Sample != 1 ||
+		recs[0].Why != "replaced in round 1 by the actor's candidate 2, rated best (p(optimal) 0.80)" {
+		t.Errorf("record 0 distils %q (%s; round %+v), want the candidate rated best, Action: eio", recs[0].Distill, recs[0].Why, rd)
 	}
-	if len(recs[0].Candidates) != 2 || recs[0].Candidates[0].Action != "Action: aeiou" || recs[0].Candidates[1].POptimal != 0.8 {
-		t.Errorf("record 0's candidates %+v, want the two new actions judged", recs[0].Candidates)
+	if len(recs[0].Candidates) != 3 || recs[0].Candidates[0].Action != "Action: aeiou" || recs[0].Candidates[1].POptimal != 0.8 {
+		t.Errorf("record 0's candidates %+v, want the three new actions the environment accepts, judged", recs[0].Candidates)
 	}
 	if recs[1].Distill != "Action: aei" || len(recs[1].Candidates) != 0 {
 		t.Errorf("record 1, judged optimal, distils %q with %d candidates", recs[1].Distill, len(recs[1].Candidates))
 	}
-	if counts.Replaced != 1 || counts.Changed != 1 || counts.Judgements != 2 || counts.Optimal != 1 {
-		t.Errorf("counts %+v: want 1 replaced and changed, and the batch's 2 judgements alone", counts)
+	if counts.Replaced != 1 || counts.Unreplaced != 0 || counts.Changed != 1 || counts.Refinements != 0 || counts.InvalidRefinements != 0 || counts.Judgements != 2 || counts.Optimal != 1 {
+		t.Errorf("counts %+v: want 1 replaced and changed, no refinement, and the batch's 2 judgements alone", counts)
 	}
 	var log strings.Builder
 	WriteRecord(&log, &recs[0])
@@ -1646,14 +1649,25 @@ func TestReplacedFromActor(t *testing.T) {
 		t.Errorf("the log does not show the replacement:\n%s", log.String())
 	}
 
-	// No candidate but the action itself: it is kept, and the log says why.
-	c = &scripted{calls: [][]string{
-		constantTexts(failedFuture, 1),
-		{"Bad.\nJudgement: suboptimal"},
-		constantTexts("Action: xyz", 4),
-	}}
-	recs, counts = improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 1)
-	if recs[0].Distill != "Action: xyz" || !strings.HasPrefix(recs[0].Why, "no candidate of the actor names another action") || counts.Replaced != 0 {
-		t.Errorf("without another candidate: distils %q (%s), %d replaced", recs[0].Distill, recs[0].Why, counts.Replaced)
+	// No candidate but the action itself, or none rated above it: the
+	// action is kept, and the record says why.
+	for _, tc := range []struct {
+		candidates []string
+		pOptimal   []float64
+		judged     int
+		why        string
+	}{
+		{constantTexts("Action: xyz", 6), nil, 0, "not replaced (the actor's 6 candidates name no action or only ones already taken): the action kept"},
+		{constantTexts("Action: aeiou", 6), []float64{0.5, 0.6, 0.4}, 1, "not replaced (no candidate rated above the action's p(optimal) 0.60): the action kept"},
+	} {
+		calls := [][]string{constantTexts(failedFuture, 1), {"Bad.\nJudgement: suboptimal"}, tc.candidates}
+		if tc.judged > 0 {
+			calls = append(calls, constantTexts(failedFuture, tc.judged), constantTexts("Meh.\nJudgement: optimal", tc.judged))
+		}
+		c = &scripted{calls: calls, pOptimal: tc.pOptimal}
+		recs, counts = improveScripted(t, m, prompts, ep, func() envs.Env { return &vowels{} }, cfg, c, 1)
+		if recs[0].Distill != "Action: xyz" || recs[0].Why != tc.why || counts.Replaced != 0 || counts.Unreplaced != 1 || counts.InvalidRefinements != 0 {
+			t.Errorf("distils %q (%s), counts %+v; want the action kept: %s", recs[0].Distill, recs[0].Why, counts, tc.why)
+		}
 	}
 }

@@ -102,6 +102,6 @@ func (c Critique) WriteText(w io.Writer) error {
 		WriteRecord(w, &c.Records[i])
 	}
 	_, err := fmt.Fprintf(w, "\n%d steps: %.2f judged optimal, %d judgements given when asked, %d unparsed%s, %d refinements (%d invalid), %d actions changed.\n",
-		c.Counts.Transitions, share(c.Counts.Optimal, c.Counts.Judgements), c.Counts.Asked, c.Counts.Unparsed, c.Counts.rankNote(), c.Counts.Refinements, c.Counts.InvalidRefinements, c.Counts.Changed)
+		c.Counts.Transitions, share(c.Counts.Optimal, c.Counts.Judgements), c.Counts.Asked, c.Counts.Unparsed, c.Counts.rankNote()+c.Counts.replacedNote(), c.Counts.Refinements, c.Counts.InvalidRefinements, c.Counts.Changed)
 	return err
 }

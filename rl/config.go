@@ -97,14 +97,14 @@ type RolloutConfig struct {
 // kvStreams is the number of KV streams the engine keeps where
 // rollout.kv_cache_mib is not set: the parallel sequences', and for NLAC
 // one per prompt of a role's call (the batch's transitions; NLQL's
-// candidates of each), so that every prompt keeps its head cached from its
+// candidates of each, or the actor's replacements), so that every prompt keeps its head cached from its
 // future through its critique, verdict and refinement. The streams beyond
 // the parallel ones take at most an eighth of memory (where it is known).
 func (c Config) kvStreams(info llm.Info, memory uint64) int {
 	want := c.Rollout.Parallel
 	if c.Algorithm == "nlac" {
 		prompts := c.NLAC.Batch
-		if c.NLAC.Method == "nlql" {
+		if c.NLAC.Method == "nlql" || c.NLAC.ReplaceWith == "actor" {
 			prompts *= c.NLAC.Candidates
 		}
 		want = max(want, prompts)
@@ -351,7 +351,8 @@ type NLACConfig struct {
 	// per update, kept small against forgetting.
 	Batch int `yaml:"batch"`
 	// Futures is k, the futures sampled per critique; Refinements is m,
-	// the rounds of refinement; Candidates the actions NLQL compares.
+	// the rounds of refinement; Candidates the actions NLQL compares, or
+	// the actor offers in place of a condemned one (ReplaceWith actor).
 	Futures     int `yaml:"futures"`
 	Refinements int `yaml:"refinements"`
 	Candidates  int `yaml:"candidates"`
@@ -420,12 +421,14 @@ type NLACConfig struct {
 	// paper) or "actor": Candidates actions sampled from the actor at the
 	// state, judged from their futures as NLQL judges its candidates, the
 	// one the evaluator rates best among those that name another action
-	// the environment accepts. Our option: on twenty questions SmolLM2's
-	// refiner wrote the condemned action back (21 of 24) or, told what to
-	// name, a few stock questions for every state (docs/results/nlac.md),
-	// while NLQL's choice among the actor's own actions kept them varied.
-	// Only with method nlac (the candidates' futures are the successor
-	// model's).
+	// the environment accepts and that it rates above the condemned one
+	// (none: the action stays, or goes with InvalidRefinement drop; an
+	// action of an earlier round is not offered again). Our option: on
+	// twenty questions SmolLM2's refiner wrote the condemned action back
+	// (21 of 24) or, told what to name, a few stock questions for every
+	// state (docs/results/nlac.md), while NLQL's choice among the actor's
+	// own actions kept them varied. Only with method nlac (the candidates'
+	// futures are the successor model's).
 	ReplaceWith string `yaml:"replace_with"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".
@@ -839,6 +842,7 @@ func (c *Config) Validate() error {
 		if n.ReplaceWith == "actor" {
 			check(n.Method == "nlac", "nlac.replace_with actor: the actor's candidates are judged from the successor model's futures, which only nlac.method nlac has (not %s)", n.Method)
 			check(n.RefineSamples == 1 && !n.RewriteOverruled, "nlac.replace_with actor asks no refiner: nlac.refine_samples and nlac.rewrite_overruled shape what the refiner writes")
+			check(c.Rollout.Temperature > 0, "nlac.replace_with actor: at rollout.temperature 0 the actor offers its action again every time")
 		}
 		w := n.Warmup
 		check(w.Tasks >= 0, "nlac.warmup.tasks %d must not be negative", w.Tasks)

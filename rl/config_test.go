@@ -91,6 +91,8 @@ func TestConfigErrorsNameTheKey(t *testing.T) {
 		{"replacement unknown", "env: math\nalgorithm: nlac\n", []string{"nlac.replace_with=critic"}, `nlac.replace_with "critic": want refinement or actor`},
 		{"replacement without a successor model", "env: math\nalgorithm: nlac\n", []string{"nlac.replace_with=actor", "nlac.method=self_distill"}, "nlac.replace_with actor: the actor's candidates are judged from the successor model's futures"},
 		{"replacement with refiner options", "env: math\nalgorithm: nlac\n", []string{"nlac.replace_with=actor", "nlac.refine_samples=2"}, "nlac.replace_with actor asks no refiner"},
+		{"replacement with a rewrite", "env: math\nalgorithm: nlac\n", []string{"nlac.replace_with=actor", "nlac.refine_share=0.25", "nlac.rewrite_overruled=true"}, "nlac.replace_with actor asks no refiner"},
+		{"replacement from a greedy actor", "env: math\nalgorithm: nlac\n", []string{"nlac.replace_with=actor", "rollout.temperature=0"}, "at rollout.temperature 0 the actor offers its action again"},
 		{"refine share for NLQL", "env: math\nalgorithm: nlac\n", []string{"nlac.method=nlql", "nlac.refine_share=0.25"}, "nlac.refine_share 0.25: NLQL refines nothing"},
 		{"f16 base with sampler ratios", "env: math\nalgorithm: ppo\nlora:\n  f16_base: true\n", nil, "lora.f16_base: ppo"},
 		{"a learning rate of inf", "env: math\n", []string{"grpo.lr=.inf"}, "grpo.lr: must be a finite number"},
