@@ -1049,8 +1049,8 @@ func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []i
 		text, name string
 	}
 	type fate struct {
-		offered, rejected, tooLong, ratedBelow int
-		checkErr                               error
+		offered, rejected, ratedBelow int
+		checkErr                      error
 	}
 	var cands []candidate
 	var toCheck []Transition
@@ -1104,7 +1104,6 @@ func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []i
 		cand := judged[f]
 		i, o := idx[cand.state], &out[cand.state]
 		if !v.fits {
-			fates[cand.state].tooLong++
 			continue
 		}
 		recs[i].Candidates = append(recs[i].Candidates, v.candidate(cand.name, &Counts{}))
@@ -1126,7 +1125,7 @@ func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []i
 			out[k].unreplaced = "the environment failed to check a candidate: " + clip(f.checkErr.Error(), 200)
 		case f.rejected == f.offered:
 			out[k].unreplaced = "the environment rejected every new action the actor offered"
-		case f.ratedBelow == 0:
+		case f.ratedBelow == 0: // the accepted ones did not fit
 			out[k].unreplaced = "no candidate judged: prompts too long"
 		default:
 			out[k].unreplaced = fmt.Sprintf("no candidate rated above the action's p(optimal) %.2f", recs[i].Rounds[len(recs[i].Rounds)-1].POptimal)
