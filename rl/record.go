@@ -162,8 +162,9 @@ func fileDigest(path string) (string, error) {
 // with, the evaluation's settings are the recorded run's and the
 // evaluations have the sweep's number of episodes: greedy evaluations of
 // the same adapter with the same settings come out the same (and sampled
-// ones from the same seed), and each costs minutes on a real model. Otherwise the run is evaluated
-// again, and the log says why; so it is when the record cannot be read.
+// ones from the same seed), and each costs minutes on a real model.
+// Otherwise the run is evaluated again, and the log says why; so it is
+// when the record cannot be read.
 func (s *Sweep) keepRecordedEvaluations(c sweepCell, dir string, logf func(string, ...any)) {
 	missing := s.unevaluated(dir)
 	if s.Record == "" || len(missing) == 0 {
