@@ -428,8 +428,10 @@ type NLACConfig struct {
 	// twenty questions SmolLM2's refiner wrote the condemned action back
 	// (21 of 24) or, told what to name, a few stock questions for every
 	// state (docs/results/nlac.md), while NLQL's choice among the actor's
-	// own actions kept them varied. Only with method nlac (the candidates'
-	// futures are the successor model's).
+	// own actions kept them varied. Measured there (seed 1), it replaced
+	// 22 of 24 condemned actions with varied questions and scored as the
+	// control, whose evaluator rated them all alike. Only with method nlac
+	// (the candidates' futures are the successor model's).
 	ReplaceWith string `yaml:"replace_with"`
 	// InvalidRefinement is what a refinement the environment rejects
 	// becomes: "original" (the action it refined) or "drop".

@@ -19,6 +19,8 @@ const (
 	aucByExpert      = "auc_by_expert"      // and the expert's actions from others
 	refinements      = "refinements"        // refinements asked for
 	changedActions   = "changed_actions"    // valid refinements unlike the action refined
+	replaced         = "actor_replacements" // condemned actions replaced by the actor's candidate rated best (nlac.replace_with actor)
+	unreplaced       = "unreplaced_actions" // and those none of whose candidates qualified
 )
 
 // writeCriticTable writes the table of the critic's verdicts and
@@ -34,12 +36,12 @@ func writeCriticTable(bw *bufio.Writer, runs []Run, env string) {
 		"of the parsed first judgements of actions of successful and of failed episodes and, after \"expert's\", of actions that are and are not the expert's there "+
 		"(where logged: a critic whose verdicts inform judges the first of each pair higher), with the AUC of its probabilities of \"optimal\" "+
 		"between the two (0.5: they tell nothing apart), "+
-		"and the actions its refinements changed of those refined; mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
+		"and the actions its refinements changed of those refined (or, with nlac.replace_with actor, the condemned actions replaced by the actor's candidates of those condemned); mean over the seeds that reached the iteration.\n\n", cell(orUnknown(env)))
 	writeByIterationHeader(bw, "iteration", iterations, "---", false)
 	for _, alg := range algorithmsOf(runs) {
 		algRuns := runsOfAlgorithm(runs, alg)
 		means := map[string][]cycleMean{}
-		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, optimalOfExpert, optimalOfOthers, aucByOutcome, aucByExpert, refinements, changedActions} {
+		for _, key := range []string{judgedOptimal, optimalInSuccess, optimalInFailure, optimalOfExpert, optimalOfOthers, aucByOutcome, aucByExpert, refinements, changedActions, replaced, unreplaced} {
 			means[key] = meanByCycle(algRuns, key)
 		}
 		fmt.Fprintf(bw, "| %s | %d |", cell(orUnknown(alg)), len(algRuns))
@@ -58,7 +60,8 @@ func shareOrDash(m cycleMean, ok bool) string {
 }
 
 // criticCell is "judged optimal (in success / in failure, AUC), changed
-// of refined" at iteration i; "–" where no seed got there.
+// of refined" (or "replaced of condemned") at iteration i; "–" where no
+// seed got there.
 func criticCell(means map[string][]cycleMean, i int) string {
 	at := func(key string) (cycleMean, bool) { return atCycle(means[key], i) }
 	judged, ok := at(judgedOptimal)
@@ -85,6 +88,12 @@ func criticCell(means map[string][]cycleMean, i int) string {
 	if r, ok := at(refinements); ok && r.Mean > 0 {
 		c, _ := at(changedActions)
 		out += fmt.Sprintf(", %.3g of %.3g changed", c.Mean, r.Mean)
+	}
+	if r, ok := at(replaced); ok {
+		u, _ := at(unreplaced)
+		if r.Mean+u.Mean > 0 {
+			out += fmt.Sprintf(", %.3g of %.3g replaced", r.Mean, r.Mean+u.Mean)
+		}
 	}
 	if n := means[judgedOptimal][0].Seeds; judged.Seeds != n {
 		out += fmt.Sprintf(" (n=%d)", judged.Seeds)
