@@ -435,7 +435,7 @@ func (m *roleModel) improve(ctx context.Context, recs []Record, method string, s
 				valid[i], current[i] = true, r.Refined
 				recs[i].Distill = r.Refined
 				c := recs[i].Candidates[r.Sample]
-				recs[i].Why = fmt.Sprintf("replaced in round %d by the actor's candidate %d, rated best (p(optimal) %.2f)", round+1, r.Sample+1, c.POptimal)
+				recs[i].Why = fmt.Sprintf("replaced in round %d by the actor's candidate %d, rated best (p(optimal) %s)", round+1, r.Sample+1, probability(c.POptimal))
 				counts.Replaced++
 				open = append(open, i)
 				continue
@@ -1128,7 +1128,7 @@ func (m *roleModel) replaceFromActor(ctx context.Context, recs []Record, idx []i
 		case f.ratedBelow == 0: // the accepted ones did not fit
 			out[k].unreplaced = "no candidate judged: prompts too long"
 		default:
-			out[k].unreplaced = fmt.Sprintf("no candidate rated above the action's p(optimal) %.2f", recs[i].Rounds[len(recs[i].Rounds)-1].POptimal)
+			out[k].unreplaced = "no candidate rated above the action's p(optimal) " + probability(recs[i].Rounds[len(recs[i].Rounds)-1].POptimal)
 		}
 	}
 	return out, nil
@@ -1241,7 +1241,7 @@ func (m *roleModel) selectBest(ctx context.Context, recs []Record, seed seeds, c
 		}
 		b := recs[i].Candidates[best]
 		recs[i].Distill = b.Action
-		recs[i].Why = fmt.Sprintf("candidate %d of %d rated best (p(optimal) %.2f, judged %s)", best+1, len(recs[i].Candidates), b.POptimal, b.Judgement)
+		recs[i].Why = fmt.Sprintf("candidate %d of %d rated best (p(optimal) %s, judged %s)", best+1, len(recs[i].Candidates), probability(b.POptimal), b.Judgement)
 		if !sameAction(recs[i].Distill, recs[i].Action) {
 			counts.Changed++
 		}

@@ -3,6 +3,8 @@ package nlac
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -72,7 +74,7 @@ func WriteRecord(w io.Writer, r *Record) {
 	for k, rd := range r.Rounds {
 		fmt.Fprintf(w, "Round %d, action %s\n\n", k+1, quote(rd.Action))
 		if rd.Foreseen {
-			fmt.Fprintf(w, "The successor model's p(success): %.2f\n\n", rd.PSuccess)
+			fmt.Fprintf(w, "The successor model's p(success): %s\n\n", probability(rd.PSuccess))
 		}
 		for f, fu := range rd.Futures {
 			fmt.Fprintf(w, "Future %d:\n%s\n\n", f+1, block(fu))
@@ -165,9 +167,28 @@ func (c Counts) replacedNote() string {
 // judgementNote names a judgement with the evaluator's probability of
 // "optimal", and says when the evaluator gave it only when asked for it.
 func judgementNote(j Judgement, pOptimal float64, asked bool) string {
-	note := fmt.Sprintf("%s, p(optimal) %.2f", j, pOptimal)
+	note := fmt.Sprintf("%s, p(optimal) %s", j, probability(pOptimal))
 	if asked {
 		note += ", given when asked"
 	}
 	return note
+}
+
+// probability writes p with two decimals, or, within 0.01 of 0 or 1,
+// with the digits that tell it from 0 or 1 (0.0042, 0.99987, 1 - 3.1e-09):
+// a small evaluator rates most actions "optimal" with p near 1, and
+// verdicts by rank and the choice among candidates are made between
+// such values, which two decimals would all write as 1.00.
+func probability(p float64) string {
+	q := min(p, 1-p)
+	switch {
+	case q >= 0.01 || q <= 0:
+		return fmt.Sprintf("%.2f", p)
+	case q < 1e-6 && p > 0.5:
+		return fmt.Sprintf("1 - %.1e", q)
+	case q < 1e-6:
+		return fmt.Sprintf("%.1e", p)
+	}
+	// Two significant digits of the distance from 0 or 1.
+	return strconv.FormatFloat(p, 'f', 1-int(math.Floor(math.Log10(q))), 64)
 }

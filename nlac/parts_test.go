@@ -258,6 +258,31 @@ func TestAreaUnderROC(t *testing.T) {
 	}
 }
 
+// TestProbabilityDigits checks that probabilities near 0 or 1 keep the
+// digits that tell them apart, as the log needs where the evaluator rates
+// every action near 1 and the rank decides between them.
+func TestProbabilityDigits(t *testing.T) {
+	for _, c := range []struct {
+		p    float64
+		want string
+	}{
+		{0.5, "0.50"},
+		{0.99, "0.99"},
+		{0.013, "0.01"},
+		{0, "0.00"},
+		{1, "1.00"},
+		{0.0042, "0.0042"},
+		{0.99987, "0.99987"},
+		{0.999, "0.9990"},
+		{1 - 3.14e-9, "1 - 3.1e-09"},
+		{2.5e-8, "2.5e-08"},
+	} {
+		if got := probability(c.p); got != c.want {
+			t.Errorf("probability(%v) = %q, want %q", c.p, got, c.want)
+		}
+	}
+}
+
 // TestVerdictScores scores the verdicts of two critiques with the made
 // model: each probability of "optimal" is the two verdicts' softmax after
 // the critique's reasoning (its own verdict left out), as the engine
