@@ -7,6 +7,7 @@ import (
 
 	"gonum.org/v1/gonum/stat"
 
+	"github.com/agentrl/agentrl/envs"
 	"github.com/agentrl/agentrl/llm/train"
 )
 
@@ -22,13 +23,14 @@ func criticOptions(c Config) train.AdapterOptions {
 // critic is a second LoRA adapter that reads the same episode sequence as
 // the actor; its value of the state before each action is its judgement
 // at the position where the action begins, the log-odds of the tokens
-// PPO.ValueToken (" Yes") and PPO.NegativeToken (" No") there:
-// V(s) = sigmoid(log p(Yes | s) - log p(No | s)) in [0, 1]. The returns
-// of the built-in environments lie in [0, 1], the value needs no head the
-// base model lacks, and one forward pass over an episode reads every
-// state's value (docs/training.md). Advantages come from GAE over the
-// turns, normalised over the iteration; the critic is fitted to the
-// λ-returns by cross-entropy.
+// PPO.ValueToken (" Yes") and PPO.NegativeToken (" No") there, a
+// probability sigmoid(log p(Yes | s) - log p(No | s)) that stands for
+// where the return falls between the environment's bounds
+// (returnScale): the value needs no head the base model lacks, and one
+// forward pass over an episode reads every state's value
+// (docs/training.md). Advantages come from GAE over the turns, normalised
+// over the iteration; the critic is fitted to the λ-returns, mapped onto
+// [0, 1], by cross-entropy.
 func trainPPO(ctx context.Context, r *Run) error {
 	c := r.Config.PPO
 	// The value tokens are checked before the warm start, which can take
@@ -43,6 +45,12 @@ func trainPPO(ctx context.Context, r *Run) error {
 	}
 	if yes == no {
 		return fmt.Errorf("ppo.value_token %q and ppo.negative_token %q are the same token of this model: the critic's log-odds would always be 0", c.ValueToken, c.NegativeToken)
+	}
+	env := r.NewEnv()
+	scale, err := newReturnScale(env.Spec())
+	envs.Close(env)
+	if err != nil {
+		return err
 	}
 	if err := r.WarmStart(ctx); err != nil {
 		return err
@@ -83,7 +91,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 			}
 			criticSeqs = append(criticSeqs, yesProbe, noProbe)
 		}
-		values, err := r.criticValues(criticSeqs, criticPairs)
+		values, err := r.criticValues(criticSeqs, criticPairs, scale)
 		if err != nil {
 			return err
 		}
@@ -123,7 +131,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 			std = 1
 		}
 		advantages := make([][]float32, len(episodes))
-		targets := make([][]float64, len(episodes)) // the λ-return before each action, in [0, 1]
+		targets := make([][]float64, len(episodes)) // the λ-return before each action, mapped onto [0, 1]
 		for k, e := range episodes {
 			norm := make([]float64, len(stepAdv[owner[k]]))
 			for s, a := range stepAdv[owner[k]] {
@@ -133,7 +141,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 				return err
 			}
 			for _, sp := range e.Actions {
-				targets[k] = append(targets[k], math.Min(1, math.Max(0, stepRet[owner[k]][sp.Step])))
+				targets[k] = append(targets[k], scale.target(stepRet[owner[k]][sp.Step]))
 			}
 		}
 
@@ -169,12 +177,36 @@ func trainPPO(ctx context.Context, r *Run) error {
 		m.Losses["critic"] = critic.Loss()
 		m.Metrics["clip_fraction"] = policy.Metric("clip_fraction")
 		m.Metrics["value"] = stat.Mean(meanValue, nil)
-		m.Metrics["value_error"] = critic.Metric("abs_error")
+		m.Metrics["value_error"] = critic.Metric("abs_error") * scale.span
 		if err := r.EndIteration(ctx, it); err != nil {
 			return err
 		}
 	}
 	return nil
+}
+
+// returnScale maps an environment's episode returns, between its
+// Spec.RewardMin and Spec.RewardMax, onto the critic's probability and
+// back: [0, 1] on most built-in environments, [-20, 0] on twenty
+// questions, whose every unanswered question costs 1. A λ-return beyond
+// the bounds (the invalid-action penalty takes it below) is a target at
+// the nearer bound.
+type returnScale struct{ min, span float64 }
+
+func newReturnScale(spec envs.Spec) (returnScale, error) {
+	lo, hi := spec.RewardMin, spec.RewardMax
+	if math.IsInf(lo, 0) || math.IsInf(hi, 0) || !(hi > lo) {
+		return returnScale{}, fmt.Errorf("ppo: the environment %s declares episode returns from %g to %g; the critic's value is a probability mapped onto those bounds, which must be finite with reward_min below reward_max", spec.Name, lo, hi)
+	}
+	return returnScale{min: lo, span: hi - lo}, nil
+}
+
+// value is the return that the critic's probability p stands for.
+func (s returnScale) value(p float64) float64 { return s.min + p*s.span }
+
+// target is the critic's target probability for the return ret.
+func (s returnScale) target(ret float64) float64 {
+	return math.Min(1, math.Max(0, (ret-s.min)/s.span))
 }
 
 // valueProbes is the critic's view of an episode sequence: the same
@@ -189,9 +221,9 @@ func valueProbes(e ActionSequence, yes, no int32) (train.Sequence, train.Sequenc
 }
 
 // criticValues returns the critic's value of the state before each
-// action of each episode, in the order of the actions: the sigmoid of its
-// log-odds at the episode's probe pair.
-func (r *Run) criticValues(seqs []train.Sequence, pairs []train.Pair) ([][]float64, error) {
+// action of each episode, in the order of the actions: the return that
+// the sigmoid of its log-odds at the episode's probe pair stands for.
+func (r *Run) criticValues(seqs []train.Sequence, pairs []train.Pair, scale returnScale) ([][]float64, error) {
 	if err := r.Trainer.UseAdapter(criticAdapter); err != nil {
 		return nil, err
 	}
@@ -208,7 +240,7 @@ func (r *Run) criticValues(seqs []train.Sequence, pairs []train.Pair) ([][]float
 	}
 	for _, row := range values {
 		for j, z := range row {
-			row[j] = sigmoid(z)
+			row[j] = scale.value(sigmoid(z))
 		}
 	}
 	return values, nil

@@ -145,6 +145,54 @@ func TestPPOChecksItsTokensFirst(t *testing.T) {
 	}
 }
 
+// TestReturnScale maps returns onto the critic's probabilities and back
+// for twenty questions' bounds, puts a penalised return beyond them at the
+// nearer bound, and refuses bounds that map nothing.
+func TestReturnScale(t *testing.T) {
+	s, err := newReturnScale(envs.Spec{Name: "twentyq", RewardMin: -20, RewardMax: 0})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct{ ret, p float64 }{{-20, 0}, {0, 1}, {-5, 0.75}, {-20.3, 0}, {0.5, 1}} {
+		if got := s.target(c.ret); math.Abs(got-c.p) > 1e-12 {
+			t.Errorf("target(%g) = %g, want %g", c.ret, got, c.p)
+		}
+	}
+	if got := s.value(0.75); math.Abs(got+5) > 1e-12 {
+		t.Errorf("value(0.75) = %g, want -5", got)
+	}
+	for _, b := range [][2]float64{{0, 0}, {1, 0}, {math.Inf(-1), 0}, {0, math.NaN()}} {
+		if _, err := newReturnScale(envs.Spec{Name: "bad", RewardMin: b[0], RewardMax: b[1]}); err == nil || !strings.Contains(err.Error(), "reward_min below reward_max") {
+			t.Errorf("bounds %v: want refused, got %v", b, err)
+		}
+	}
+}
+
+// TestPPOChecksReturnBoundsFirst refuses an environment that declares no
+// range of returns before the warm start trains.
+func TestPPOChecksReturnBoundsFirst(t *testing.T) {
+	cfg := lettersConfig("ppo", 1)
+	cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 256}
+	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "y", "n"
+	dir := t.TempDir()
+	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &unbounded{} }})
+	if err == nil || !strings.Contains(err.Error(), "declares episode returns from 0 to 0") {
+		t.Fatalf("want the bounds refused, got %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "adapters", "warm_start.gguf")); err == nil {
+		t.Fatal("the warm start trained before the bounds were checked")
+	}
+}
+
+// unbounded is the letters task with no declared range of returns.
+type unbounded struct{ letters }
+
+func (u *unbounded) Spec() envs.Spec {
+	s := u.letters.Spec()
+	s.RewardMax = 0
+	return s
+}
+
 // TestPPORaisesReward trains the byte model on the vowel task with PPO:
 // the reward must rise over the run (a line fitted through the
 // iterations' rewards, as TestGRPORaisesReward does) and the critic must
