@@ -129,22 +129,6 @@ func TestLogOddsCrossEntropy(t *testing.T) {
 	}
 }
 
-// TestPPOChecksItsTokensFirst: a value token that is not one token of the
-// model is an error before the warm start trains, not after it.
-func TestPPOChecksItsTokensFirst(t *testing.T) {
-	cfg := lettersConfig("ppo", 1)
-	cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 256}
-	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "yes please", "n"
-	dir := t.TempDir()
-	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &letters{} }})
-	if err == nil || !strings.Contains(err.Error(), "ppo.value_token") {
-		t.Fatalf("want ppo.value_token refused, got %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "adapters", "warm_start.gguf")); err == nil {
-		t.Fatal("the warm start trained before the value token was checked")
-	}
-}
-
 // TestReturnScale maps returns onto the critic's probabilities and back
 // for twenty questions' bounds, puts a penalised return beyond them at the
 // nearer bound, and refuses bounds that map nothing.
@@ -168,19 +152,30 @@ func TestReturnScale(t *testing.T) {
 	}
 }
 
-// TestPPOChecksReturnBoundsFirst refuses an environment that declares no
-// range of returns before the warm start trains.
-func TestPPOChecksReturnBoundsFirst(t *testing.T) {
-	cfg := lettersConfig("ppo", 1)
-	cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 256}
-	cfg.PPO.ValueToken, cfg.PPO.NegativeToken = "y", "n"
-	dir := t.TempDir()
-	err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: func() envs.Env { return &unbounded{} }})
-	if err == nil || !strings.Contains(err.Error(), "declares episode returns from 0 to 0") {
-		t.Fatalf("want the bounds refused, got %v", err)
-	}
-	if _, err := os.Stat(filepath.Join(dir, "adapters", "warm_start.gguf")); err == nil {
-		t.Fatal("the warm start trained before the bounds were checked")
+// TestPPOChecksBeforeTheWarmStart: a value token that is not one token
+// of the model, or an environment that declares no range of returns, is
+// an error before the warm start trains, not after it.
+func TestPPOChecksBeforeTheWarmStart(t *testing.T) {
+	for _, c := range []struct {
+		name, valueToken, want string
+		env                    func() envs.Env
+	}{
+		{"a value token of two tokens", "yes please", "ppo.value_token", func() envs.Env { return &letters{} }},
+		{"no range of returns", "y", "declares episode returns from 0 to 0", func() envs.Env { return &unbounded{} }},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			cfg := lettersConfig("ppo", 1)
+			cfg.WarmStart = SFTConfig{Demos: 4, Epochs: 1, LR: 1e-3, BatchTokens: 256}
+			cfg.PPO.ValueToken, cfg.PPO.NegativeToken = c.valueToken, "n"
+			dir := t.TempDir()
+			err := Train(context.Background(), cfg, Options{ModelPath: byteModel(t), Dir: dir, NewEnv: c.env})
+			if err == nil || !strings.Contains(err.Error(), c.want) {
+				t.Fatalf("want an error naming %q, got %v", c.want, err)
+			}
+			if _, err := os.Stat(filepath.Join(dir, "adapters", "warm_start.gguf")); err == nil {
+				t.Fatal("the warm start trained before the check")
+			}
+		})
 	}
 }
 
