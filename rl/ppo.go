@@ -188,9 +188,9 @@ func trainPPO(ctx context.Context, r *Run) error {
 // returnScale maps an environment's episode returns, between its
 // Spec.RewardMin and Spec.RewardMax, onto the critic's probability and
 // back: [0, 1] on most built-in environments, [-20, 0] on twenty
-// questions, whose every unanswered question costs 1. A λ-return beyond
-// the bounds (the invalid-action penalty takes it below) is a target at
-// the nearer bound.
+// questions, where every turn short of the right guess costs 1. A
+// λ-return beyond the bounds (the invalid-action penalty takes it below)
+// is a target at the nearer bound.
 type returnScale struct{ min, span float64 }
 
 func newReturnScale(spec envs.Spec) (returnScale, error) {
