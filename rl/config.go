@@ -99,8 +99,8 @@ type RolloutConfig struct {
 // one per prompt of a role's call (the batch's transitions; NLQL's
 // candidates of each, or the actor's replacements), so that every prompt
 // keeps its head cached from its future through its critique, verdict
-// and refinement. The streams beyond
-// the parallel ones take at most an eighth of memory (where it is known).
+// and refinement. The streams beyond the parallel ones take at most an
+// eighth of memory (where it is known).
 func (c Config) kvStreams(info llm.Info, memory uint64) int {
 	want := c.Rollout.Parallel
 	if c.Algorithm == "nlac" {
