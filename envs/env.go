@@ -108,3 +108,11 @@ func Close(env Env) {
 		c.Close()
 	}
 }
+
+// SpecOf returns the Spec of the environments newEnv makes. It makes one
+// to ask, and closes it.
+func SpecOf(newEnv func() Env) Spec {
+	env := newEnv()
+	defer Close(env)
+	return env.Spec()
+}

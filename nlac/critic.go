@@ -51,11 +51,8 @@ type roleModel struct {
 // newRoleModel plays the roles of a run with configuration cfg through
 // collector.
 func newRoleModel(cfg rl.Config, prompts *Prompts, model *llm.Model, collector rl.Collector, newEnv func() envs.Env) *roleModel {
-	env := newEnv()
-	instruction := env.Spec().Instruction
-	envs.Close(env)
 	return &roleModel{
-		cfg: cfg.NLAC, prompts: prompts, model: model, collector: collector, newEnv: newEnv, instruction: instruction,
+		cfg: cfg.NLAC, prompts: prompts, model: model, collector: collector, newEnv: newEnv, instruction: envs.SpecOf(newEnv).Instruction,
 		context: cfg.Rollout.Context, actionTokens: cfg.Rollout.MaxTokens, rolloutTemperature: cfg.Rollout.Temperature,
 		maxSteps: cfg.Rollout.MaxSteps, stepTimeout: cfg.Rollout.StepTimeoutDuration(),
 	}

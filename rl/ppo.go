@@ -46,9 +46,7 @@ func trainPPO(ctx context.Context, r *Run) error {
 	if yes == no {
 		return fmt.Errorf("ppo.value_token %q and ppo.negative_token %q are the same token of this model: the critic's log-odds would always be 0", c.ValueToken, c.NegativeToken)
 	}
-	env := r.NewEnv()
-	scale, err := newReturnScale(env.Spec())
-	envs.Close(env)
+	scale, err := newReturnScale(envs.SpecOf(r.NewEnv))
 	if err != nil {
 		return err
 	}

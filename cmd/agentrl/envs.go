@@ -178,7 +178,7 @@ func builtinEnv(name string) (envSource, error) {
 	if err != nil {
 		return envSource{}, err
 	}
-	return envSource{newEnv: f, spec: f().Spec()}, nil
+	return envSource{newEnv: f, spec: envs.SpecOf(f)}, nil
 }
 
 // remoteEnv connects to the server at --remote, which runs the environment
@@ -191,7 +191,7 @@ func remoteEnv(c *cli.Context, name string) (envSource, error) {
 	}
 	opts := remote.Options{Protocol: proto}
 	if f, err := registry.Lookup(name); err == nil {
-		spec := f().Spec()
+		spec := envs.SpecOf(f)
 		opts.Spec = &spec
 	}
 	if path := c.String("spec"); path != "" {
@@ -295,7 +295,7 @@ func runEnvsList(c *cli.Context) error {
 		if err != nil {
 			return err
 		}
-		specs = append(specs, f().Spec())
+		specs = append(specs, envs.SpecOf(f))
 	}
 	if c.Bool("json") {
 		enc := json.NewEncoder(c.App.Writer)

@@ -65,7 +65,7 @@ func NewServer(newEnv func() envs.Env, opts ServerOptions) *Server {
 	if opts.DefaultSplit == "" {
 		opts.DefaultSplit = envs.Test
 	}
-	s := &Server{newEnv: newEnv, spec: newEnv().Spec(), opts: opts, instances: map[int]*instance{}}
+	s := &Server{newEnv: newEnv, spec: envs.SpecOf(newEnv), opts: opts, instances: map[int]*instance{}}
 	s.mux = http.NewServeMux()
 	s.mux.HandleFunc("GET /{$}", func(w http.ResponseWriter, _ *http.Request) {
 		writeJSON(w, http.StatusOK, "agentrl environment server: "+s.spec.Name)
